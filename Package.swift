@@ -1,0 +1,50 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// Modules follow the data flow: C shims and system libraries at the bottom,
+// then the system layer (fds, mmap, errors), media types (no C), the camera,
+// encoding, muxing, GPIO, and the `obscura` executable on top.
+let package = Package(
+    name: "Obscura",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "obscura", targets: ["obscura"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // System libraries, found through pkg-config.
+        .systemLibrary(name: "CLibCamera", pkgConfig: "libcamera",
+                       providers: [.apt(["libcamera-dev"])]),
+        .systemLibrary(name: "CLibDRM", pkgConfig: "libdrm",
+                       providers: [.apt(["libdrm-dev"])]),
+        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
+                       providers: [.apt(["libavcodec-dev", "libavformat-dev", "libavutil-dev", "libswscale-dev"])]),
+        .systemLibrary(name: "CLibGPIOD", pkgConfig: "libgpiod",
+                       providers: [.apt(["libgpiod-dev"])]),
+
+        // Thin shims exposing plain C headers.
+        .target(name: "CCamera", dependencies: ["CLibCamera"]),
+        .target(name: "CGPIO", dependencies: ["CLibGPIOD"]),
+
+        // Swift modules.
+        .target(name: "ObscuraSystem"),
+        .target(name: "ObscuraMedia", dependencies: ["ObscuraSystem"]),
+        .target(name: "ObscuraCamera", dependencies: ["CCamera", "ObscuraMedia", "ObscuraSystem"]),
+        .target(name: "ObscuraEncoding", dependencies: ["CFFmpeg", "ObscuraMedia", "ObscuraSystem"]),
+        .target(name: "ObscuraMuxing", dependencies: ["CFFmpeg", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
+        .target(name: "ObscuraGPIO", dependencies: ["CGPIO", "ObscuraSystem"]),
+        .executableTarget(name: "obscura", dependencies: [
+            "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraMedia",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+
+        .testTarget(name: "ObscuraTests", dependencies: [
+            "ObscuraSystem", "ObscuraMedia", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO",
+        ]),
+        .testTarget(name: "BoardTests"),
+    ],
+    swiftLanguageModes: [.v6],
+    cxxLanguageStandard: .cxx17
+)

@@ -1,0 +1,222 @@
+/*
+ * obscura_camera.h — a plain C facade over libcamera (C++).
+ *
+ * Swift imports this header; only camera.cpp includes libcamera. The facade
+ * builds against libcamera 0.0.3 (Debian 12) and >= 0.3 (newer Debian,
+ * Raspberry Pi OS); version differences are handled in camera.cpp with
+ * LIBCAMERA_VERSION_MAJOR/MINOR guards.
+ *
+ * Conventions: functions returning int answer 0 on success or a negative errno;
+ * on failure they write a message naming the libcamera call that failed into
+ * `err` (when not NULL). Strings returned as `const char *` are owned by the
+ * object they come from and live as long as it does.
+ *
+ * Threading: the completion callback runs on libcamera's internal thread.
+ */
+#ifndef OBSCURA_CAMERA_H
+#define OBSCURA_CAMERA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct oc_manager oc_manager;
+typedef struct oc_camera oc_camera;
+
+enum oc_role {
+    OC_ROLE_RAW = 0,
+    OC_ROLE_STILL = 1,
+    OC_ROLE_VIDEO = 2,
+    OC_ROLE_VIEWFINDER = 3,
+};
+
+enum oc_location {
+    OC_LOCATION_UNKNOWN = -1,
+    OC_LOCATION_FRONT = 0,
+    OC_LOCATION_BACK = 1,
+    OC_LOCATION_EXTERNAL = 2,
+};
+
+enum oc_config_status {
+    OC_CONFIG_VALID = 0,
+    OC_CONFIG_ADJUSTED = 1,
+    OC_CONFIG_INVALID = 2,
+};
+
+#define OC_MAX_PLANES 4
+#define OC_MAX_STREAMS 4
+
+/* Version of libcamera the facade was compiled against, e.g. "0.0.3". */
+const char *oc_libcamera_version(void);
+
+/* The process-wide camera manager. libcamera allows only one per process. */
+int oc_manager_create(oc_manager **out, char *err, size_t errlen);
+void oc_manager_destroy(oc_manager *manager);
+int oc_manager_camera_count(oc_manager *manager);
+
+typedef struct {
+    char id[256];
+    char model[128];
+    int32_t location;          /* enum oc_location */
+    int32_t rotation;          /* degrees, or -1 when the camera does not say */
+    int64_t min_frame_duration_us; /* FrameDurationLimits, or -1 when absent */
+    int64_t max_frame_duration_us;
+    int32_t pixel_array_width; /* or 0 */
+    int32_t pixel_array_height;
+} oc_camera_info;
+
+int oc_manager_camera_info(oc_manager *manager, int index, oc_camera_info *out);
+
+/* One stream format offered for a role: a pixel format with a size range and
+ * the discrete sizes libcamera lists for it. */
+typedef struct {
+    uint32_t fourcc;    /* libcamera/DRM fourcc */
+    uint64_t modifier;
+    uint32_t min_width, min_height, max_width, max_height;
+    uint32_t hstep, vstep;
+    uint32_t size_count;  /* discrete sizes available through oc_manager_format_size */
+} oc_format_info;
+
+/* Formats the camera offers for `role`. Writes up to `max` entries; returns how
+ * many exist (may exceed max), or a negative errno. */
+int oc_manager_formats(oc_manager *manager, int camera_index, int role,
+                       oc_format_info *out, int max, char *err, size_t errlen);
+int oc_manager_format_size(oc_manager *manager, int camera_index, int role,
+                           int format_index, int size_index,
+                           uint32_t *width, uint32_t *height);
+
+enum oc_control_type {
+    OC_CONTROL_NONE = 0,
+    OC_CONTROL_BOOL = 1,
+    OC_CONTROL_BYTE = 2,
+    OC_CONTROL_INT32 = 3,
+    OC_CONTROL_INT64 = 4,
+    OC_CONTROL_FLOAT = 5,
+    OC_CONTROL_STRING = 6,
+    OC_CONTROL_RECTANGLE = 7,
+    OC_CONTROL_SIZE = 8,
+};
+
+typedef struct {
+    uint32_t id;
+    char name[64];
+    int32_t type;        /* enum oc_control_type */
+    int32_t is_array;
+    double min, max, def; /* numeric controls; NaN when not numeric */
+    int32_t value_count;  /* enumerated values (e.g. AfMode), 0 when a range */
+    double values[16];
+} oc_control_info;
+
+/* Controls the camera offers. Same counting convention as oc_manager_formats. */
+int oc_manager_controls(oc_manager *manager, int camera_index,
+                        oc_control_info *out, int max);
+
+/* --- An acquired camera: Acquired → Configured → Running ------------------ */
+
+int oc_camera_acquire(oc_manager *manager, const char *id, oc_camera **out,
+                      char *err, size_t errlen);
+/* Stops if running, frees buffers, releases the camera. */
+void oc_camera_release(oc_camera *camera);
+
+typedef struct {
+    int32_t role;          /* enum oc_role */
+    uint32_t fourcc;       /* 0: the camera's default for the role */
+    uint32_t width, height; /* 0: the camera's default */
+    uint32_t buffer_count;  /* 0: the camera's default */
+} oc_stream_request;
+
+typedef struct {
+    uint32_t fourcc;
+    uint32_t width, height;
+    uint32_t stride;
+    uint32_t frame_size;
+    uint32_t buffer_count;
+    int32_t colorspace_range; /* 1 full, 0 limited, -1 unknown */
+} oc_stream_result;
+
+/* Validates and applies one configuration for `count` streams. Returns the
+ * enum oc_config_status (>= 0) with the resolved streams in `result`, or a
+ * negative errno. An invalid configuration is not applied. */
+int oc_camera_configure(oc_camera *camera, const oc_stream_request *requests,
+                        int count, oc_stream_result *result,
+                        char *err, size_t errlen);
+
+typedef struct {
+    int32_t fd;       /* dmabuf, owned by libcamera's allocator */
+    uint32_t offset;
+    uint32_t length;
+} oc_plane;
+
+typedef struct {
+    uint32_t plane_count;
+    oc_plane planes[OC_MAX_PLANES];
+} oc_buffer_info;
+
+/* Buffers are allocated by oc_camera_configure. */
+int oc_camera_buffer(oc_camera *camera, int stream, int index, oc_buffer_info *out);
+
+enum oc_metadata_flag {
+    OC_META_SENSOR_TIMESTAMP = 1 << 0,
+    OC_META_EXPOSURE_TIME = 1 << 1,
+    OC_META_ANALOGUE_GAIN = 1 << 2,
+    OC_META_DIGITAL_GAIN = 1 << 3,
+    OC_META_COLOUR_TEMPERATURE = 1 << 4,
+    OC_META_LUX = 1 << 5,
+    OC_META_FRAME_DURATION = 1 << 6,
+    OC_META_LENS_POSITION = 1 << 7,
+    OC_META_AF_STATE = 1 << 8,
+    OC_META_AE_LOCKED = 1 << 9,
+};
+
+typedef struct {
+    int32_t buffer_index;
+    uint32_t sequence;
+    int32_t status;      /* 0 success, 1 error, 2 cancelled */
+    uint64_t timestamp_ns;
+    uint32_t plane_count;
+    uint32_t bytesused[OC_MAX_PLANES];
+} oc_stream_completion;
+
+typedef struct {
+    uint64_t request;        /* the request's index (0 ..< buffer_count) */
+    int32_t cancelled;       /* 1 when the camera stopped before filling it */
+    uint32_t stream_mask;    /* which streams carry a buffer */
+    oc_stream_completion streams[OC_MAX_STREAMS];
+    uint32_t present;        /* enum oc_metadata_flag */
+    int64_t sensor_timestamp_ns;
+    int32_t exposure_time_us;
+    float analogue_gain;
+    float digital_gain;
+    int32_t colour_temperature;
+    float lux;
+    int64_t frame_duration_us;
+    float lens_position;
+    int32_t af_state;
+    int32_t ae_locked;
+} oc_completion;
+
+typedef void (*oc_completion_fn)(void *context, const oc_completion *completion);
+
+/* Starts streaming and queues one request per buffer of stream 0. Pending
+ * controls go with the start. */
+int oc_camera_start(oc_camera *camera, oc_completion_fn fn, void *context,
+                    char *err, size_t errlen);
+/* Gives a completed request back to the camera (with pending controls). */
+int oc_camera_requeue(oc_camera *camera, uint64_t request, char *err, size_t errlen);
+/* Stops streaming; pending requests complete as cancelled before it returns. */
+int oc_camera_stop(oc_camera *camera, char *err, size_t errlen);
+
+/* Sets a control by name for the next queued request (or the start). Values
+ * are converted to the control's type; a control the camera lacks or a value
+ * count that does not fit is an error. Rectangles are x, y, w, h quadruples. */
+int oc_camera_set_control(oc_camera *camera, const char *name,
+                          const double *values, int count, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,336 @@
+import CCamera
+import ObscuraMedia
+import ObscuraSystem
+import Synchronization
+
+/// What one stream should be.
+public struct StreamRequest: Sendable, Equatable {
+    public var role: StreamRole
+    /// nil: the camera's default for the role.
+    public var pixelFormat: PixelFormat?
+    public var size: PixelSize?
+    public var bufferCount: Int?
+
+    public init(role: StreamRole, pixelFormat: PixelFormat? = nil, size: PixelSize? = nil, bufferCount: Int? = nil) {
+        self.role = role
+        self.pixelFormat = pixelFormat
+        self.size = size
+        self.bufferCount = bufferCount
+    }
+}
+
+/// A stream as the camera configured it.
+public struct StreamConfiguration: Sendable, Equatable {
+    public let role: StreamRole
+    public let pixelFormat: PixelFormat
+    public let size: PixelSize
+    public let stride: Int
+    public let frameSize: Int
+    public let bufferCount: Int
+    /// nil when the camera does not say.
+    public let fullRange: Bool?
+}
+
+/// The answer to a configuration: valid as asked, adjusted (with what
+/// changed), or invalid (not applied).
+public struct CameraConfiguration: Sendable {
+    public enum Status: Sendable, Equatable { case valid, adjusted, invalid }
+    public let status: Status
+    public let streams: [StreamConfiguration]
+    /// Human-readable adjustments, e.g. "stream 0 size 640x480 → 636x480".
+    public let adjustments: [String]
+}
+
+/// An acquired camera.
+///
+/// ```
+///  acquire ──► Acquired ──configure──► Configured ──start──► Running
+///                 ▲                      ▲   │                 │
+///                 │                      │   └──configure──┐   │
+///                 │                      └──────stop───────┼───┘
+///               release (from any state) ◄─────────────────┘
+/// ```
+/// A call in the wrong state throws `CameraError.wrongState`. Buffers are
+/// allocated by `configure` and mapped once; `start` returns the frames of
+/// stream 0 (and of other streams, tagged) as they complete. Each frame holds
+/// its request until its last reference goes, then the request is queued again.
+///
+/// Calls are serialised by an internal lock; frames arrive on libcamera's thread
+/// and are handed over through the stream.
+public final class Camera: @unchecked Sendable {
+    public enum State: String, Sendable { case acquired, configured, running, released }
+
+    public let id: String
+    let manager: CameraManager
+    private let lock = Mutex<Void>(())
+    private var handle: OpaquePointer?
+    private var _state: State = .acquired
+    private var streams: [StreamConfiguration] = []
+    private var mappings: [[[MappedPlane]]] = []  // [stream][buffer] → planes
+    private var sink: Unmanaged<FrameSink>?
+
+    struct MappedPlane: @unchecked Sendable {
+        let mapping: MemoryMapping
+        let offset: Int
+        let length: Int
+        let dmabuf: DmaBufPlane
+    }
+
+    init(manager: CameraManager, handle: OpaquePointer, id: String) {
+        self.manager = manager
+        self.handle = handle
+        self.id = id
+    }
+
+    public var state: State { lock.withLock { _ in _state } }
+
+    /// Validates and applies a configuration in one libcamera configure.
+    /// An invalid one is returned unapplied, with status `.invalid`.
+    public func configure(_ requests: [StreamRequest]) throws -> CameraConfiguration {
+        try lock.withLock { _ in
+            guard _state == .acquired || _state == .configured, let handle else {
+                throw CameraError.wrongState(call: "configure", state: _state.rawValue, allowed: "acquired or configured")
+            }
+            var cRequests = requests.map { r in
+                oc_stream_request(role: r.role.rawValue, fourcc: r.pixelFormat?.fourcc ?? 0,
+                                  width: UInt32(r.size?.width ?? 0), height: UInt32(r.size?.height ?? 0),
+                                  buffer_count: UInt32(r.bufferCount ?? 0))
+            }
+            var results = [oc_stream_result](repeating: oc_stream_result(), count: requests.count)
+            var message = [CChar](repeating: 0, count: 512)
+            let status = oc_camera_configure(handle, &cRequests, Int32(requests.count), &results, &message, message.count)
+            let text = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            if status < 0 { throw ShimError(message: text, code: -status) }
+            let resolved = zip(requests, results).map { r, c in
+                StreamConfiguration(role: r.role, pixelFormat: PixelFormat(fourcc: c.fourcc),
+                                    size: PixelSize(width: Int(c.width), height: Int(c.height)),
+                                    stride: Int(c.stride), frameSize: Int(c.frame_size),
+                                    bufferCount: Int(c.buffer_count),
+                                    fullRange: c.colorspace_range < 0 ? nil : c.colorspace_range == 1)
+            }
+            var adjustments: [String] = []
+            for (i, (asked, got)) in zip(requests, resolved).enumerated() {
+                if let f = asked.pixelFormat, f != got.pixelFormat {
+                    adjustments.append("stream \(i) pixel format \(f) → \(got.pixelFormat)")
+                }
+                if let s = asked.size, s != got.size {
+                    adjustments.append("stream \(i) size \(s) → \(got.size)")
+                }
+                if let b = asked.bufferCount, b != got.bufferCount {
+                    adjustments.append("stream \(i) buffers \(b) → \(got.bufferCount)")
+                }
+            }
+            if status == OC_CONFIG_INVALID.rawValue {
+                return CameraConfiguration(status: .invalid, streams: resolved, adjustments: [text])
+            }
+            streams = resolved
+            mappings = try mapBuffers(handle)
+            _state = .configured
+            return CameraConfiguration(status: status == OC_CONFIG_ADJUSTED.rawValue || !adjustments.isEmpty ? .adjusted : .valid,
+                                       streams: resolved, adjustments: adjustments)
+        }
+    }
+
+    /// Maps every buffer once: [stream][buffer] → planes.
+    private func mapBuffers(_ handle: OpaquePointer) throws -> [[[MappedPlane]]] {
+        try streams.indices.map { s in
+            try (0..<streams[s].bufferCount).map { b in
+                var info = oc_buffer_info()
+                guard oc_camera_buffer(handle, Int32(s), Int32(b), &info) == 0 else {
+                    throw CameraError.invalidConfiguration("stream \(s) has no buffer \(b)")
+                }
+                let planes = withUnsafeBytes(of: info.planes) { Array($0.bindMemory(to: oc_plane.self).prefix(Int(info.plane_count))) }
+                // One mapping per distinct fd, covering every plane in it.
+                var maps: [Int32: MemoryMapping] = [:]
+                for fd in Set(planes.map(\.fd)) {
+                    let end = planes.filter { $0.fd == fd }.map { Int($0.offset) + Int($0.length) }.max() ?? 0
+                    maps[fd] = try MemoryMapping(fd: fd, offset: 0, length: end)
+                }
+                return planes.map {
+                    MappedPlane(mapping: maps[$0.fd]!, offset: Int($0.offset), length: Int($0.length),
+                                dmabuf: DmaBufPlane(fd: $0.fd, offset: Int($0.offset), length: Int($0.length)))
+                }
+            }
+        }
+    }
+
+    /// Sets a control (by libcamera name) for the next request. Throws when the
+    /// camera lacks it or the values do not fit.
+    public func setControl(_ name: String, _ values: [Double]) throws {
+        try lock.withLock { _ in
+            guard let handle, _state != .released else {
+                throw CameraError.wrongState(call: "setControl", state: _state.rawValue, allowed: "acquired, configured or running")
+            }
+            try ShimError.check("setControl(\(name))") { oc_camera_set_control(handle, name, values, Int32(values.count), $0, $1) }
+        }
+    }
+
+    /// Starts streaming. Frames of every configured stream arrive on the
+    /// returned stream (tagged with their stream index) until `stop`.
+    public func start() throws -> AsyncStream<CameraFrame> {
+        try lock.withLock { _ in
+            guard _state == .configured, let handle else {
+                throw CameraError.wrongState(call: "start", state: _state.rawValue, allowed: "configured")
+            }
+            let (stream, continuation) = AsyncStream<CameraFrame>.makeStream()
+            let sink = FrameSink(camera: self, continuation: continuation, streams: streams, mappings: mappings)
+            let retained = Unmanaged.passRetained(sink)
+            self.sink = retained
+            do {
+                try ShimError.check("Camera::start()") {
+                    oc_camera_start(handle, frameCompleted, retained.toOpaque(), $0, $1)
+                }
+            } catch {
+                retained.release()
+                self.sink = nil
+                throw error
+            }
+            _state = .running
+            return stream
+        }
+    }
+
+    /// Stops streaming; the frame stream finishes. Frames still held stay
+    /// valid; their requests return to the camera at the next start.
+    public func stop() throws {
+        try lock.withLock { _ in
+            guard _state == .running, let handle else { return }
+            _state = .configured
+            try ShimError.check("Camera::stop()") { oc_camera_stop(handle, $0, $1) }
+            sink?.takeUnretainedValue().finish()
+            sink?.release()
+            sink = nil
+        }
+    }
+
+    /// Stops if running and releases the camera for other users.
+    public func release() {
+        lock.withLock { _ in
+            guard let handle else { return }
+            if _state == .running {
+                var message = [CChar](repeating: 0, count: 256)
+                _ = oc_camera_stop(handle, &message, message.count)
+                sink?.takeUnretainedValue().finish()
+                sink?.release()
+                sink = nil
+            }
+            oc_camera_release(handle)
+            self.handle = nil
+            _state = .released
+        }
+    }
+
+    /// Gives request `index` back to the camera (called when a frame's last holder lets go).
+    func requeue(_ index: UInt64) {
+        lock.withLock { _ in
+            guard let handle, _state == .running else { return }
+            var message = [CChar](repeating: 0, count: 256)
+            _ = oc_camera_requeue(handle, index, &message, message.count)
+        }
+    }
+
+    deinit {
+        if handle != nil { release() }
+    }
+}
+
+/// A frame with the index of the stream it belongs to.
+public struct CameraFrame: Sendable {
+    public let stream: Int
+    public let frame: VideoFrame
+}
+
+/// Receives completions on libcamera's thread and yields frames.
+final class FrameSink: Sendable {
+    let camera: Camera
+    let continuation: AsyncStream<CameraFrame>.Continuation
+    let streams: [StreamConfiguration]
+    let mappings: [[[Camera.MappedPlane]]]
+
+    init(camera: Camera, continuation: AsyncStream<CameraFrame>.Continuation,
+         streams: [StreamConfiguration], mappings: [[[Camera.MappedPlane]]]) {
+        self.camera = camera
+        self.continuation = continuation
+        self.streams = streams
+        self.mappings = mappings
+    }
+
+    func finish() { continuation.finish() }
+
+    func completed(_ c: UnsafePointer<oc_completion>) {
+        let completion = c.pointee
+        let lease = RequestLease(camera: camera, request: completion.request)
+        if completion.cancelled != 0 { return }  // the lease requeues nothing once stopped
+        var metadata = FrameMetadata()
+        let present = completion.present
+        if present & UInt32(OC_META_EXPOSURE_TIME.rawValue) != 0 { metadata.exposureTime = .microseconds(completion.exposure_time_us) }
+        if present & UInt32(OC_META_ANALOGUE_GAIN.rawValue) != 0 { metadata.analogueGain = Double(completion.analogue_gain) }
+        if present & UInt32(OC_META_DIGITAL_GAIN.rawValue) != 0 { metadata.digitalGain = Double(completion.digital_gain) }
+        if present & UInt32(OC_META_COLOUR_TEMPERATURE.rawValue) != 0 { metadata.colourTemperature = Int(completion.colour_temperature) }
+        if present & UInt32(OC_META_LUX.rawValue) != 0 { metadata.lux = Double(completion.lux) }
+        if present & UInt32(OC_META_FRAME_DURATION.rawValue) != 0 { metadata.frameDuration = .microseconds(completion.frame_duration_us) }
+        if present & UInt32(OC_META_LENS_POSITION.rawValue) != 0 { metadata.lensPosition = Double(completion.lens_position) }
+        let sensorTime = present & UInt32(OC_META_SENSOR_TIMESTAMP.rawValue) != 0 ? UInt64(completion.sensor_timestamp_ns) : nil
+
+        for s in 0..<min(streams.count, Int(OC_MAX_STREAMS)) where completion.stream_mask & (1 << UInt32(s)) != 0 {
+            let entry = streamEntry(completion, s)
+            guard entry.status == 0, entry.bufferIndex >= 0,
+                  s < mappings.count, entry.bufferIndex < mappings[s].count else { continue }
+            let config = streams[s]
+            let planes = mappings[s][entry.bufferIndex]
+            let framePlanes = Self.planes(config, planes)
+            let frame = VideoFrame(format: config.pixelFormat, size: config.size, planes: framePlanes,
+                                   dmabufs: planes.map(\.dmabuf), sequence: entry.sequence,
+                                   timestampNanoseconds: sensorTime ?? entry.timestamp, metadata: metadata,
+                                   release: { _ = lease })
+            continuation.yield(CameraFrame(stream: s, frame: frame))
+        }
+    }
+
+    private func streamEntry(_ c: oc_completion, _ index: Int) -> (bufferIndex: Int, sequence: UInt32, status: Int32, timestamp: UInt64) {
+        withUnsafeBytes(of: c.streams) { raw in
+            let entry = raw.bindMemory(to: oc_stream_completion.self)[index]
+            return (Int(entry.buffer_index), entry.sequence, entry.status, entry.timestamp_ns)
+        }
+    }
+
+    /// CPU views of a buffer's planes. A single-fd, single-plane buffer of a
+    /// multi-plane format (e.g. NV12 in one dmabuf) is split by strides.
+    static func planes(_ config: StreamConfiguration, _ mapped: [Camera.MappedPlane]) -> [FramePlane] {
+        guard let info = config.pixelFormat.info else {
+            return mapped.map { FramePlane(base: UnsafeRawPointer($0.mapping.base + $0.offset), stride: config.stride, length: $0.length) }
+        }
+        let stride0 = config.stride > 0 ? config.stride : info.stride(plane: 0, width: config.size.width)
+        func stride(_ i: Int) -> Int {
+            let minimum0 = info.stride(plane: 0, width: config.size.width)
+            return stride0 * info.stride(plane: i, width: config.size.width) / max(minimum0, 1)
+        }
+        if mapped.count >= info.planes.count {
+            return info.planes.indices.map { i in
+                FramePlane(base: UnsafeRawPointer(mapped[i].mapping.base + mapped[i].offset), stride: stride(i), length: mapped[i].length)
+            }
+        }
+        var offset = mapped[0].offset
+        return info.planes.indices.map { i in
+            let length = stride(i) * info.rows(plane: i, height: config.size.height)
+            defer { offset += length }
+            return FramePlane(base: UnsafeRawPointer(mapped[0].mapping.base + offset), stride: stride(i), length: length)
+        }
+    }
+}
+
+/// Requeues its request when the last frame of it goes.
+final class RequestLease: Sendable {
+    let camera: Camera
+    let request: UInt64
+    init(camera: Camera, request: UInt64) {
+        self.camera = camera
+        self.request = request
+    }
+    deinit { camera.requeue(request) }
+}
+
+private func frameCompleted(_ context: UnsafeMutableRawPointer?, _ completion: UnsafePointer<oc_completion>?) {
+    guard let context, let completion else { return }
+    Unmanaged<FrameSink>.fromOpaque(context).takeUnretainedValue().completed(completion)
+}

@@ -1,0 +1,299 @@
+import CFFmpeg
+import ObscuraMedia
+import ObscuraSystem
+
+/// Video codecs Obscura encodes.
+public enum VideoCodec: String, Sendable, CaseIterable, CustomStringConvertible {
+    case h264, hevc, prores422, mjpeg
+    public var description: String { rawValue }
+}
+
+/// What to encode, in the spirit of AVFoundation's video output settings.
+public struct VideoEncoderSettings: Sendable, Equatable {
+    public var codec: VideoCodec
+    public var size: PixelSize
+    /// The nominal frame rate (timestamps come from the camera; this guides rate control).
+    public var frameRate: Double
+    /// Average bit rate in bits per second; nil: the encoder's quality default.
+    public var averageBitRate: Int?
+    /// Maximum frames between keyframes.
+    public var maxKeyFrameInterval: Int
+    /// Encoder speed/quality preset (x264/x265 names).
+    public var preset: String
+    /// Profile, e.g. "high" for H.264 or a ProRes profile number.
+    public var profile: String?
+    /// Write codec headers out of band (MP4/MOV/MKV want this).
+    public var globalHeader: Bool
+    /// Encoder threads (0: the library decides).
+    public var threads: Int
+
+    public init(codec: VideoCodec = .h264, size: PixelSize, frameRate: Double, averageBitRate: Int? = nil,
+                maxKeyFrameInterval: Int? = nil, preset: String = "ultrafast", profile: String? = nil,
+                globalHeader: Bool = true, threads: Int = 0) {
+        self.codec = codec
+        self.size = size
+        self.frameRate = frameRate
+        self.averageBitRate = averageBitRate
+        self.maxKeyFrameInterval = maxKeyFrameInterval ?? max(1, Int(frameRate.rounded()))
+        self.preset = preset
+        self.profile = profile
+        self.globalHeader = globalHeader
+        self.threads = threads
+    }
+}
+
+/// An encoded access unit. Owns its AVPacket until a muxer takes it.
+public final class EncodedPacket: @unchecked Sendable {
+    let packet: UnsafeMutablePointer<AVPacket>
+    /// Time base of pts/dts.
+    public let timeBase: (num: Int32, den: Int32)
+
+    init(taking packet: UnsafeMutablePointer<AVPacket>, timeBase: AVRational) {
+        self.packet = packet
+        self.timeBase = (timeBase.num, timeBase.den)
+    }
+
+    public var pts: Int64 { packet.pointee.pts }
+    public var dts: Int64 { packet.pointee.dts }
+    public var size: Int { Int(packet.pointee.size) }
+    public var isKeyframe: Bool { packet.pointee.flags & 1 != 0 }
+    /// The packet itself, for a muxer (which takes its data).
+    public var rawPacket: UnsafeMutablePointer<AVPacket> { packet }
+
+    deinit {
+        var p: UnsafeMutablePointer<AVPacket>? = packet
+        av_packet_free(&p)
+    }
+}
+
+/// Encodes frames into packets. One owner; not thread-safe.
+public protocol VideoEncoder: AnyObject {
+    /// The encoder's name and why it was chosen (for the log).
+    var name: String { get }
+    /// Codec parameters for a muxer, valid after init.
+    var codecParameters: CodecParameters { get }
+    /// Sends one frame with its presentation time in microseconds; returns the packets ready.
+    func encode(_ frame: VideoFrame, ptsMicroseconds: Int64) throws -> [EncodedPacket]
+    /// Drains the encoder.
+    func finish() throws -> [EncodedPacket]
+}
+
+/// Codec parameters handed from an encoder to a muxer.
+public final class CodecParameters: @unchecked Sendable {
+    public let parameters: UnsafeMutablePointer<AVCodecParameters>
+    public let timeBase: AVRational
+    init(parameters: UnsafeMutablePointer<AVCodecParameters>, timeBase: AVRational) {
+        self.parameters = parameters
+        self.timeBase = timeBase
+    }
+    deinit {
+        var p: UnsafeMutablePointer<AVCodecParameters>? = parameters
+        avcodec_parameters_free(&p)
+    }
+}
+
+/// Errors choosing or configuring an encoder.
+public enum EncoderError: Error, CustomStringConvertible, Equatable {
+    case encoderUnavailable(String, available: [String])
+    case unsupportedInput(PixelFormat)
+
+    public var description: String {
+        switch self {
+        case .encoderUnavailable(let name, let available):
+            "this FFmpeg has no encoder \(name); available here: \(available.joined(separator: ", "))"
+        case .unsupportedInput(let format):
+            "no conversion from pixel format \(format) is known to FFmpeg"
+        }
+    }
+}
+
+/// A software encoder through libavcodec (libx264, libx265, prores_aw, mjpeg).
+///
+/// Frames whose layout the encoder takes directly are wrapped, not copied: the
+/// AVFrame points at the camera's mapped planes and its buffer's release drops
+/// the frame (returning it to the camera). Other layouts are converted with
+/// swscale, and every conversion is counted on `copies`.
+public final class LibavVideoEncoder: VideoEncoder {
+    public let name: String
+    public let codecParameters: CodecParameters
+    public let copies: CopyCounter
+    private var context: UnsafeMutablePointer<AVCodecContext>?
+    private let converter: PixelConverter?
+    private let encoderFormat: AVPixelFormat
+
+    public static func encoderName(for codec: VideoCodec) -> String {
+        switch codec {
+        case .h264: "libx264"
+        case .hevc: "libx265"
+        case .prores422: "prores_aw"
+        case .mjpeg: "mjpeg"
+        }
+    }
+
+    public init(settings: VideoEncoderSettings, input: PixelFormat, encoderName: String? = nil,
+                copies: CopyCounter = CopyCounter()) throws {
+        let name = encoderName ?? Self.encoderName(for: settings.codec)
+        guard let codec = avcodec_find_encoder_by_name(name) else {
+            throw EncoderError.encoderUnavailable(name, available: Self.availableEncoders())
+        }
+        guard let ctx = avcodec_alloc_context3(codec) else {
+            throw FFmpegError(call: "avcodec_alloc_context3", code: obscura_averror(ENOMEM), detail: name)
+        }
+        self.name = name
+        self.copies = copies
+        context = ctx
+        ctx.pointee.width = Int32(settings.size.width)
+        ctx.pointee.height = Int32(settings.size.height)
+        ctx.pointee.time_base = AVRational(num: 1, den: 1_000_000)
+        let rate = av_d2q(settings.frameRate, 1_000_000)
+        ctx.pointee.framerate = rate
+        ctx.pointee.gop_size = Int32(settings.maxKeyFrameInterval)
+        ctx.pointee.thread_count = Int32(settings.threads)
+        if let bitRate = settings.averageBitRate { ctx.pointee.bit_rate = Int64(bitRate) }
+        if settings.globalHeader { ctx.pointee.flags |= Int32(1 << 22) } // AV_CODEC_FLAG_GLOBAL_HEADER
+
+        // The encoder's pixel format: the camera's when the encoder takes it, else its first.
+        let supported = Self.pixelFormats(codec)
+        let inputAV = input.info?.ffmpegName.map { av_get_pix_fmt($0) } ?? AV_PIX_FMT_NONE
+        let chosen: AVPixelFormat
+        if inputAV != AV_PIX_FMT_NONE, supported.contains(inputAV) {
+            chosen = inputAV
+        } else if settings.codec == .prores422 {
+            chosen = AV_PIX_FMT_YUV422P10LE
+        } else if supported.contains(AV_PIX_FMT_YUV420P) {
+            chosen = AV_PIX_FMT_YUV420P
+        } else if supported.contains(AV_PIX_FMT_YUVJ420P) {
+            chosen = AV_PIX_FMT_YUVJ420P
+        } else {
+            chosen = supported.first ?? AV_PIX_FMT_YUV420P
+        }
+        encoderFormat = chosen
+        ctx.pointee.pix_fmt = chosen
+
+        var options: OpaquePointer?
+        defer { av_dict_free(&options) }
+        if name.hasPrefix("libx26") {
+            av_dict_set(&options, "preset", settings.preset, 0)
+        }
+        if let profile = settings.profile {
+            av_dict_set(&options, "profile", profile, 0)
+        }
+        let opened = avcodec_open2(ctx, codec, &options)
+        if opened < 0 {
+            var c: UnsafeMutablePointer<AVCodecContext>? = ctx
+            avcodec_free_context(&c)
+            throw FFmpegError(call: "avcodec_open2", code: opened, detail: "\(name) \(settings.size) \(settings.frameRate) fps")
+        }
+        guard let parameters = avcodec_parameters_alloc() else {
+            throw FFmpegError(call: "avcodec_parameters_alloc", code: obscura_averror(ENOMEM))
+        }
+        avcodec_parameters_from_context(parameters, ctx)
+        codecParameters = CodecParameters(parameters: parameters, timeBase: ctx.pointee.time_base)
+        if chosen == inputAV {
+            converter = nil
+        } else {
+            guard inputAV != AV_PIX_FMT_NONE else { throw EncoderError.unsupportedInput(input) }
+            converter = try PixelConverter(from: inputAV, to: chosen, size: settings.size, copies: copies)
+        }
+    }
+
+    /// The pixel format the encoder works in (FFmpeg's name).
+    public var encoderPixelFormat: String { String(cString: av_get_pix_fmt_name(encoderFormat)) }
+    /// Whether frames are wrapped without copying.
+    public var isZeroCopy: Bool { converter == nil }
+
+    static func pixelFormats(_ codec: UnsafePointer<AVCodec>) -> [AVPixelFormat] {
+        var list: [AVPixelFormat] = []
+        guard var p = codec.pointee.pix_fmts else { return list }
+        while p.pointee != AV_PIX_FMT_NONE {
+            list.append(p.pointee)
+            p += 1
+        }
+        return list
+    }
+
+    public static func availableEncoders() -> [String] {
+        ["libx264", "libx265", "prores_aw", "prores_ks", "mjpeg", "h264_v4l2m2m"].filter { avcodec_find_encoder_by_name($0) != nil }
+    }
+
+    public func encode(_ frame: VideoFrame, ptsMicroseconds: Int64) throws -> [EncodedPacket] {
+        guard let context else { return [] }
+        copies.recordFrame()
+        var avFrame: UnsafeMutablePointer<AVFrame>?
+        if let converter {
+            avFrame = try converter.convert(frame)
+        } else {
+            avFrame = try Self.wrap(frame, format: encoderFormat)
+        }
+        defer { av_frame_free(&avFrame) }
+        avFrame!.pointee.pts = ptsMicroseconds
+        try check(avcodec_send_frame(context, avFrame), "avcodec_send_frame", name)
+        return try receive()
+    }
+
+    public func finish() throws -> [EncodedPacket] {
+        guard let context else { return [] }
+        let sent = avcodec_send_frame(context, nil)
+        if sent < 0 && sent != averrorEOF { try check(sent, "avcodec_send_frame(flush)", name) }
+        return try receive()
+    }
+
+    private func receive() throws -> [EncodedPacket] {
+        guard let context else { return [] }
+        var packets: [EncodedPacket] = []
+        while true {
+            guard let packet = av_packet_alloc() else {
+                throw FFmpegError(call: "av_packet_alloc", code: obscura_averror(ENOMEM))
+            }
+            let result = avcodec_receive_packet(context, packet)
+            if result == averrorEAGAIN || result == averrorEOF {
+                var p: UnsafeMutablePointer<AVPacket>? = packet
+                av_packet_free(&p)
+                return packets
+            }
+            if result < 0 {
+                var p: UnsafeMutablePointer<AVPacket>? = packet
+                av_packet_free(&p)
+                throw FFmpegError(call: "avcodec_receive_packet", code: result, detail: name)
+            }
+            packets.append(EncodedPacket(taking: packet, timeBase: context.pointee.time_base))
+        }
+    }
+
+    /// Wraps a frame's planes in an AVFrame without copying. The AVFrame's
+    /// buffer holds the frame; when FFmpeg drops its last reference the frame
+    /// is released (and goes back to the camera).
+    static func wrap(_ frame: VideoFrame, format: AVPixelFormat) throws -> UnsafeMutablePointer<AVFrame> {
+        guard let avFrame = av_frame_alloc() else {
+            throw FFmpegError(call: "av_frame_alloc", code: obscura_averror(ENOMEM))
+        }
+        avFrame.pointee.format = format.rawValue
+        avFrame.pointee.width = Int32(frame.size.width)
+        avFrame.pointee.height = Int32(frame.size.height)
+        let opaque = Unmanaged.passRetained(frame).toOpaque()
+        let total = frame.planes.reduce(0) { $0 + $1.length }
+        let base = UnsafeMutablePointer(mutating: frame.planes[0].base.assumingMemoryBound(to: UInt8.self))
+        guard let buffer = av_buffer_create(base, Int(total), { opaque, _ in
+            if let opaque { Unmanaged<VideoFrame>.fromOpaque(opaque).release() }
+        }, opaque, Int32(1)) else { // AV_BUFFER_FLAG_READONLY
+            Unmanaged<VideoFrame>.fromOpaque(opaque).release()
+            throw FFmpegError(call: "av_buffer_create", code: obscura_averror(ENOMEM))
+        }
+        avFrame.pointee.buf.0 = buffer
+        withUnsafeMutableBytes(of: &avFrame.pointee.data) { data in
+            let d = data.bindMemory(to: UnsafeMutablePointer<UInt8>?.self)
+            for (i, plane) in frame.planes.enumerated() where i < 8 {
+                d[i] = UnsafeMutablePointer(mutating: plane.base.assumingMemoryBound(to: UInt8.self))
+            }
+        }
+        withUnsafeMutableBytes(of: &avFrame.pointee.linesize) { sizes in
+            let s = sizes.bindMemory(to: Int32.self)
+            for (i, plane) in frame.planes.enumerated() where i < 8 { s[i] = Int32(plane.stride) }
+        }
+        return avFrame
+    }
+
+    deinit {
+        avcodec_free_context(&context)
+    }
+}

@@ -1,0 +1,154 @@
+/// A pixel memory layout, named by its DRM/libcamera fourcc (libcamera uses
+/// the DRM codes), with what Obscura knows about it: planes, subsampling,
+/// bytes per frame, and its names in V4L2, FFmpeg and AVFoundation.
+///
+/// NV12 is the default everywhere a choice exists: it is what camera ISPs and
+/// hardware encoders share without conversion. BGRA needs about 2.67× the
+/// memory of NV12 per frame (32 vs 12 bits per pixel) and forces a colour
+/// conversion before any video encoder, so it is never a default.
+public struct PixelFormat: Hashable, Sendable, CustomStringConvertible {
+    /// The DRM fourcc, which libcamera's `PixelFormat` also uses.
+    public let fourcc: UInt32
+    /// The format modifier (0 = linear).
+    public let modifier: UInt64
+
+    public init(fourcc: UInt32, modifier: UInt64 = 0) {
+        self.fourcc = fourcc
+        self.modifier = modifier
+    }
+
+    public init(_ code: String, modifier: UInt64 = 0) {
+        self.init(fourcc: FourCC.code(code), modifier: modifier)
+    }
+
+    /// The four characters of the fourcc, e.g. "NV12".
+    public var fourccString: String { FourCC.string(fourcc) }
+    public var description: String { info?.name ?? fourccString }
+    public var info: PixelFormatInfo? { PixelFormatInfo.table[fourcc] }
+
+    // YUV
+    public static let nv12 = PixelFormat("NV12")
+    public static let nv21 = PixelFormat("NV21")
+    public static let nv16 = PixelFormat("NV16")
+    public static let yuv420 = PixelFormat("YU12")
+    public static let yuyv = PixelFormat("YUYV")
+    public static let uyvy = PixelFormat("UYVY")
+    /// 10-bit 4:2:0, two planes, samples in the high bits of 16 ('x420').
+    public static let p010 = PixelFormat("P010")
+    /// 10-bit 4:2:2, two planes, samples in the high bits of 16 ('x422').
+    public static let p210 = PixelFormat("P210")
+    // RGB (DRM names describe a little-endian word: XRGB8888 is B, G, R, X in memory)
+    public static let xrgb8888 = PixelFormat("XR24")
+    public static let argb8888 = PixelFormat("AR24")
+    public static let xbgr8888 = PixelFormat("XB24")
+    /// DRM RGB888: bytes B, G, R in memory.
+    public static let rgb888 = PixelFormat("RG24")
+    /// DRM BGR888: bytes R, G, B in memory (what vimc gives through libcamera).
+    public static let bgr888 = PixelFormat("BG24")
+    public static let rgb565 = PixelFormat("RG16")
+    // Raw Bayer, unpacked 8 bit
+    public static let sbggr8 = PixelFormat("BA81")
+    public static let sgbrg8 = PixelFormat("GBRG")
+    public static let sgrbg8 = PixelFormat("GRBG")
+    public static let srggb8 = PixelFormat("RGGB")
+}
+
+/// Helpers for four-character codes.
+public enum FourCC {
+    public static func code(_ text: String) -> UInt32 {
+        var bytes = Array(text.utf8.prefix(4))
+        while bytes.count < 4 { bytes.append(0x20) }
+        return UInt32(bytes[0]) | UInt32(bytes[1]) << 8 | UInt32(bytes[2]) << 16 | UInt32(bytes[3]) << 24
+    }
+
+    public static func string(_ code: UInt32) -> String {
+        let bytes = (0..<4).map { UInt8((code >> (8 * $0)) & 0xff) }
+        if bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7f }) {
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        return "0x" + String(code, radix: 16)
+    }
+}
+
+/// How a format lays out its planes.
+public struct PixelFormatInfo: Sendable {
+    public enum Family: Sendable { case yuv, rgb, bayer }
+
+    public struct Plane: Sendable {
+        /// Bytes per pixel group of this plane's samples, over `pixelsPerGroup` pixels of a row.
+        public let bytesPerGroup: Int
+        public let pixelsPerGroup: Int
+        /// Subsampling of this plane relative to the image.
+        public let horizontalSubsampling: Int
+        public let verticalSubsampling: Int
+    }
+
+    public let name: String
+    public let family: Family
+    public let bitDepth: Int
+    public let planes: [Plane]
+    /// FFmpeg's `AVPixelFormat` name (`av_get_pix_fmt` takes it), when FFmpeg has one.
+    public let ffmpegName: String?
+    /// The AVFoundation pixel format type, when one exists ('420v', 'x420', 'BGRA', …).
+    public let avFoundationCode: String?
+    /// The V4L2 fourcc when it differs from the DRM one.
+    public let v4l2FourCC: String
+
+    /// Bits per pixel, averaged over the planes (12 for NV12, 32 for XRGB8888).
+    public var bitsPerPixel: Double {
+        planes.reduce(0.0) { sum, p in
+            sum + Double(p.bytesPerGroup * 8) / Double(p.pixelsPerGroup)
+                / Double(p.horizontalSubsampling * p.verticalSubsampling)
+        }
+    }
+
+    /// The minimum stride of plane `index` for `width` pixels.
+    public func stride(plane index: Int, width: Int) -> Int {
+        let p = planes[index]
+        let samples = (width + p.horizontalSubsampling - 1) / p.horizontalSubsampling
+        return (samples + p.pixelsPerGroup - 1) / p.pixelsPerGroup * p.bytesPerGroup
+    }
+
+    public func rows(plane index: Int, height: Int) -> Int {
+        let p = planes[index]
+        return (height + p.verticalSubsampling - 1) / p.verticalSubsampling
+    }
+
+    /// Bytes of a tightly packed frame.
+    public func bytesPerFrame(width: Int, height: Int) -> Int {
+        planes.indices.reduce(0) { $0 + stride(plane: $1, width: width) * rows(plane: $1, height: height) }
+    }
+
+    static func plane(_ bytes: Int, per pixels: Int = 1, h: Int = 1, v: Int = 1) -> Plane {
+        Plane(bytesPerGroup: bytes, pixelsPerGroup: pixels, horizontalSubsampling: h, verticalSubsampling: v)
+    }
+
+    static let table: [UInt32: PixelFormatInfo] = {
+        var t: [UInt32: PixelFormatInfo] = [:]
+        func add(_ code: String, _ name: String, _ family: Family, _ depth: Int, _ planes: [Plane],
+                 ffmpeg: String?, av: String? = nil, v4l2: String? = nil) {
+            t[FourCC.code(code)] = PixelFormatInfo(name: name, family: family, bitDepth: depth, planes: planes,
+                                                   ffmpegName: ffmpeg, avFoundationCode: av, v4l2FourCC: v4l2 ?? code)
+        }
+        // NV12: a full-size luma plane, then interleaved CbCr at half width and height (2 bytes per pair).
+        add("NV12", "NV12", .yuv, 8, [plane(1), plane(2, h: 2, v: 2)], ffmpeg: "nv12", av: "420v")
+        add("NV21", "NV21", .yuv, 8, [plane(1), plane(2, h: 2, v: 2)], ffmpeg: "nv21")
+        add("NV16", "NV16", .yuv, 8, [plane(1), plane(2, h: 2, v: 1)], ffmpeg: "nv16", av: "422v")
+        add("YU12", "YUV420", .yuv, 8, [plane(1), plane(1, h: 2, v: 2), plane(1, h: 2, v: 2)], ffmpeg: "yuv420p", av: "y420")
+        add("YUYV", "YUYV", .yuv, 8, [plane(4, per: 2)], ffmpeg: "yuyv422", av: "yuvs")
+        add("UYVY", "UYVY", .yuv, 8, [plane(4, per: 2)], ffmpeg: "uyvy422", av: "2vuy")
+        add("P010", "P010", .yuv, 10, [plane(2), plane(4, h: 2, v: 2)], ffmpeg: "p010le", av: "x420")
+        add("P210", "P210", .yuv, 10, [plane(2), plane(4, h: 2, v: 1)], ffmpeg: "p210le", av: "x422")
+        add("XR24", "XRGB8888", .rgb, 8, [plane(4)], ffmpeg: "bgr0", av: "BGRA", v4l2: "XR24")
+        add("AR24", "ARGB8888", .rgb, 8, [plane(4)], ffmpeg: "bgra", av: "BGRA", v4l2: "AR24")
+        add("XB24", "XBGR8888", .rgb, 8, [plane(4)], ffmpeg: "rgb0", v4l2: "XB24")
+        add("RG24", "RGB888", .rgb, 8, [plane(3)], ffmpeg: "bgr24", av: "24BG", v4l2: "BGR3")
+        add("BG24", "BGR888", .rgb, 8, [plane(3)], ffmpeg: "rgb24", av: "24RG", v4l2: "RGB3")
+        add("RG16", "RGB565", .rgb, 8, [plane(2)], ffmpeg: "rgb565le", v4l2: "RGBP")
+        add("BA81", "SBGGR8", .bayer, 8, [plane(1)], ffmpeg: "bayer_bggr8")
+        add("GBRG", "SGBRG8", .bayer, 8, [plane(1)], ffmpeg: "bayer_gbrg8")
+        add("GRBG", "SGRBG8", .bayer, 8, [plane(1)], ffmpeg: "bayer_grbg8")
+        add("RGGB", "SRGGB8", .bayer, 8, [plane(1)], ffmpeg: "bayer_rggb8")
+        return t
+    }()
+}

@@ -1,0 +1,113 @@
+import Synchronization
+
+/// A size in pixels.
+public struct PixelSize: Hashable, Sendable, CustomStringConvertible, Comparable {
+    public var width: Int
+    public var height: Int
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+    public var description: String { "\(width)x\(height)" }
+    public var area: Int { width * height }
+    public static func < (a: PixelSize, b: PixelSize) -> Bool { (a.area, a.width) < (b.area, b.width) }
+
+    /// Parses "1920x1080".
+    public init?(parsing text: String) {
+        let parts = text.lowercased().split(separator: "x")
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]), w > 0, h > 0 else { return nil }
+        self.init(width: w, height: h)
+    }
+}
+
+/// One plane of a frame as the CPU sees it.
+public struct FramePlane: @unchecked Sendable {
+    public let base: UnsafeRawPointer
+    public let stride: Int
+    public let length: Int
+    public init(base: UnsafeRawPointer, stride: Int, length: Int) {
+        self.base = base
+        self.stride = stride
+        self.length = length
+    }
+}
+
+/// One plane of a frame as a dmabuf: {fd, offset, length}. The fd is borrowed
+/// from the buffer's owner (the camera); never close it.
+public struct DmaBufPlane: Sendable, Hashable {
+    public let fd: Int32
+    public let offset: Int
+    public let length: Int
+    public init(fd: Int32, offset: Int, length: Int) {
+        self.fd = fd
+        self.offset = offset
+        self.length = length
+    }
+}
+
+/// What the camera reported with a frame. Absent values are nil.
+public struct FrameMetadata: Sendable, Equatable {
+    public var exposureTime: Duration?
+    public var analogueGain: Double?
+    public var digitalGain: Double?
+    public var colourTemperature: Int?
+    public var lux: Double?
+    public var frameDuration: Duration?
+    public var lensPosition: Double?
+    public init() {}
+}
+
+/// A captured frame. It holds its camera buffer until the last reference goes,
+/// then gives it back to the camera (the release closure), so every branch that
+/// keeps a frame keeps the buffer — and one that drops it returns it.
+public final class VideoFrame: @unchecked Sendable {
+    public let format: PixelFormat
+    public let size: PixelSize
+    public let planes: [FramePlane]
+    public let dmabufs: [DmaBufPlane]
+    /// The camera's frame counter; gaps mean the camera dropped frames.
+    public let sequence: UInt32
+    /// Sensor timestamp (start of exposure), CLOCK_BOOTTIME/MONOTONIC nanoseconds.
+    public let timestampNanoseconds: UInt64
+    public let metadata: FrameMetadata
+    private let release: (@Sendable () -> Void)?
+
+    public init(format: PixelFormat, size: PixelSize, planes: [FramePlane], dmabufs: [DmaBufPlane] = [],
+                sequence: UInt32, timestampNanoseconds: UInt64, metadata: FrameMetadata = FrameMetadata(),
+                release: (@Sendable () -> Void)? = nil) {
+        self.format = format
+        self.size = size
+        self.planes = planes
+        self.dmabufs = dmabufs
+        self.sequence = sequence
+        self.timestampNanoseconds = timestampNanoseconds
+        self.metadata = metadata
+        self.release = release
+    }
+
+    deinit { release?() }
+}
+
+/// Counts every CPU copy of pixels on a path, with the bytes copied, so that
+/// zero-copy is a number anyone can read (`obscura record` prints it).
+public final class CopyCounter: Sendable {
+    private let copiesStorage = Atomic<Int>(0)
+    private let bytesStorage = Atomic<Int>(0)
+    private let framesStorage = Atomic<Int>(0)
+
+    public init() {}
+
+    /// Records one copy (or conversion) of `bytes` bytes of pixels.
+    public func recordCopy(bytes: Int) {
+        copiesStorage.add(1, ordering: .relaxed)
+        bytesStorage.add(bytes, ordering: .relaxed)
+    }
+
+    /// Records a frame that went through the path.
+    public func recordFrame() { framesStorage.add(1, ordering: .relaxed) }
+
+    public var copies: Int { copiesStorage.load(ordering: .relaxed) }
+    public var bytes: Int { bytesStorage.load(ordering: .relaxed) }
+    public var frames: Int { framesStorage.load(ordering: .relaxed) }
+    public var copiesPerFrame: Double { frames == 0 ? 0 : Double(copies) / Double(frames) }
+}

@@ -1,0 +1,121 @@
+import CFFmpeg
+import ObscuraEncoding
+import ObscuraSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Movie containers.
+public enum MovieContainer: String, Sendable, CaseIterable {
+    case mp4, mov, mkv
+
+    var formatName: String {
+        switch self {
+        case .mp4: "mp4"
+        case .mov: "mov"
+        case .mkv: "matroska"
+        }
+    }
+
+    /// The container for a file name's extension.
+    public init?(pathExtension: String) {
+        switch pathExtension.lowercased() {
+        case "mp4", "m4v": self = .mp4
+        case "mov": self = .mov
+        case "mkv": self = .mkv
+        default: return nil
+        }
+    }
+}
+
+/// Writes encoded packets into a movie file with libavformat.
+///
+/// The file is written as `<path>.partial` and renamed to `<path>` only after a
+/// clean finish and fsync, so nothing ever takes a half-written file for a
+/// finished one. MP4/MOV are fragmented (fragments of at most `fragmentDuration`)
+/// so that a killed process leaves a playable `.partial` file.
+public final class MovieWriter {
+    public let path: String
+    /// Where the file is while it is being written.
+    public let partialPath: String
+    private var context: UnsafeMutablePointer<AVFormatContext>?
+    private let stream: UnsafeMutablePointer<AVStream>
+    private let codecTimeBase: AVRational
+    private var finished = false
+    public private(set) var packetsWritten = 0
+    public private(set) var bytesWritten = 0
+
+    public init(path: String, container: MovieContainer, video: CodecParameters,
+                fragmentDuration: Duration? = .seconds(1)) throws {
+        self.path = path
+        let partialPath = path + ".partial"
+        self.partialPath = partialPath
+        var ctx: UnsafeMutablePointer<AVFormatContext>?
+        try check(avformat_alloc_output_context2(&ctx, nil, container.formatName, partialPath),
+                  "avformat_alloc_output_context2", container.formatName)
+        guard let ctx, let stream = avformat_new_stream(ctx, nil) else {
+            throw FFmpegError(call: "avformat_new_stream", code: obscura_averror(ENOMEM))
+        }
+        context = ctx
+        self.stream = stream
+        codecTimeBase = video.timeBase
+        do {
+            try check(avcodec_parameters_copy(stream.pointee.codecpar, video.parameters), "avcodec_parameters_copy")
+            stream.pointee.time_base = video.timeBase
+            try check(avio_open(&ctx.pointee.pb, partialPath, AVIO_FLAG_WRITE), "avio_open", partialPath)
+            var options: OpaquePointer?
+            defer { av_dict_free(&options) }
+            if let fragmentDuration, container != .mkv {
+                let micros = fragmentDuration.components.seconds * 1_000_000 + fragmentDuration.components.attoseconds / 1_000_000_000_000
+                av_dict_set(&options, "movflags", "+frag_keyframe+empty_moov+default_base_moof", 0)
+                av_dict_set(&options, "frag_duration", String(micros), 0)
+            }
+            try check(avformat_write_header(ctx, &options), "avformat_write_header", partialPath)
+        } catch {
+            if ctx.pointee.pb != nil { avio_closep(&ctx.pointee.pb) }
+            avformat_free_context(ctx)
+            context = nil
+            unlink(partialPath)
+            throw error
+        }
+    }
+
+    /// Writes one packet (taking its data).
+    public func write(_ packet: EncodedPacket) throws {
+        guard let context, !finished else { return }
+        let raw = packet.rawPacket
+        raw.pointee.stream_index = stream.pointee.index
+        av_packet_rescale_ts(raw, codecTimeBase, stream.pointee.time_base)
+        bytesWritten += Int(raw.pointee.size)
+        try check(av_interleaved_write_frame(context, raw), "av_interleaved_write_frame", partialPath)
+        packetsWritten += 1
+    }
+
+    /// Writes the trailer, flushes to disk, and renames `.partial` to the final name.
+    public func finish() throws {
+        guard let context, !finished else { return }
+        finished = true
+        defer {
+            avformat_free_context(context)
+            self.context = nil
+        }
+        try check(av_write_trailer(context), "av_write_trailer", partialPath)
+        avio_closep(&context.pointee.pb)
+        let fd = try Syscalls.open(partialPath, O_RDONLY)
+        try Syscalls.fsync(fd.rawValue, path: partialPath)
+        fd.close()
+        if rename(partialPath, path) != 0 { throw SystemError.errno("rename", "\(partialPath) → \(path)") }
+        let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+        if let dir = try? Syscalls.open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY) {
+            try? Syscalls.fsync(dir.rawValue, path: directory)
+        }
+    }
+
+    deinit {
+        if let context {
+            // Not finished: leave the playable .partial file as it is.
+            if context.pointee.pb != nil { avio_closep(&context.pointee.pb) }
+            avformat_free_context(context)
+        }
+    }
+}

@@ -1,0 +1,59 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The one place Obscura calls the kernel for descriptors and mappings, so
+/// that every failure names its call.
+public enum Syscalls {
+    public static func open(_ path: String, _ flags: Int32, _ mode: mode_t = 0) throws(SystemError) -> OwnedFileDescriptor {
+        while true {
+            let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
+            if fd >= 0 { return OwnedFileDescriptor(adopting: fd) }
+            if errno == EINTR { continue }
+            throw SystemError.errno("open", path)
+        }
+    }
+
+    public static func fsync(_ fd: Int32, path: String) throws(SystemError) {
+        if Glibc.fsync(fd) != 0 { throw SystemError.errno("fsync", path) }
+    }
+}
+
+/// Owns one file descriptor and closes it exactly once (never retried on
+/// EINTR). Anything else holding the number only borrows it.
+public final class OwnedFileDescriptor: @unchecked Sendable {
+    public let rawValue: Int32
+    private var closed = false
+
+    public init(adopting fd: Int32) { rawValue = fd }
+
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        _ = Glibc.close(rawValue)
+    }
+
+    deinit { close() }
+}
+
+/// A read-only or read-write mapping of (part of) a descriptor, unmapped when
+/// the last reference goes. It borrows the descriptor, which must outlive the
+/// mmap call only (the kernel keeps the mapping alive on its own).
+public final class MemoryMapping: @unchecked Sendable {
+    public let base: UnsafeMutableRawPointer
+    public let length: Int
+
+    public init(fd: Int32, offset: Int, length: Int, writable: Bool = false) throws(SystemError) {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        precondition(offset % page == 0, "mmap offsets must be page aligned")
+        let protection = PROT_READ | (writable ? PROT_WRITE : 0)
+        guard let pointer = mmap(nil, length, protection, MAP_SHARED, fd, off_t(offset)),
+              pointer != MAP_FAILED else {
+            throw SystemError.errno("mmap", "fd \(fd), offset \(offset), length \(length)")
+        }
+        base = pointer
+        self.length = length
+    }
+
+    deinit { munmap(base, length) }
+}

@@ -1,0 +1,61 @@
+import ArgumentParser
+import Foundation
+import ObscuraGPIO
+
+struct GPIOCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gpio",
+        abstract: "Watch or drive GPIO lines by chip label and line name.",
+        subcommands: [Watch.self, Set.self])
+
+    struct Watch: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print edges on an input line.")
+        @Option(help: "The chip's label (or gpiochipN name).") var chip: String
+        @Option(help: "The line's name.") var line: String
+        @Option(help: "Stop after this many edges.") var count: Int = 1
+        @Option(help: "Give up after this many seconds.") var timeout: Double = 10
+        @Option(help: "Bias: as-is, disabled, pull-up, pull-down.") var bias: String = "as-is"
+
+        func run() async throws {
+            try await Self.reporting {
+                let biasValue: GPIOBias = switch bias {
+                case "pull-up": .pullUp
+                case "pull-down": .pullDown
+                case "disabled": .disabled
+                case "as-is": .asIs
+                default: throw UserFacingError("unknown bias \"\(bias)\"; allowed: as-is, disabled, pull-up, pull-down")
+                }
+                let input = try GPIOLine.input(GPIOLineName(chip: chip, line: line), edges: .both, bias: biasValue)
+                defer { input.release() }
+                Log.output("ready \(input.name) libgpiod-v\(GPIOLine.libgpiodAPIVersion) value=\(try input.value() ? 1 : 0)")
+                let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+                var seen = 0
+                while seen < count {
+                    let left = deadline - ContinuousClock.now
+                    guard left > .zero else { throw UserFacingError("timed out after \(timeout) s with \(seen) of \(count) edges on \(input.name)") }
+                    for edge in try input.waitForEdges(timeout: left) where seen < count {
+                        seen += 1
+                        Log.output("edge \(edge.kind == .rising ? "rising" : "falling") \(edge.timestampNanoseconds)")
+                    }
+                }
+            }
+        }
+    }
+
+    struct Set: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Drive an output line, hold it, then release it.")
+        @Option(help: "The chip's label (or gpiochipN name).") var chip: String
+        @Option(help: "The line's name.") var line: String
+        @Argument(help: "1 or 0.") var value: Int
+        @Option(help: "Seconds to hold the value before releasing the line.") var hold: Double = 0
+
+        func run() async throws {
+            try await Self.reporting {
+                guard value == 0 || value == 1 else { throw UserFacingError("value must be 0 or 1, not \(value)") }
+                let output = try GPIOLine.output(GPIOLineName(chip: chip, line: line), initialValue: value == 1)
+                if hold > 0 { try await Task.sleep(for: .milliseconds(Int(hold * 1000))) }
+                output.release()
+            }
+        }
+    }
+}
