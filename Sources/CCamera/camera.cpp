@@ -415,9 +415,9 @@ int oc_camera_configure(oc_camera *camera, const oc_stream_request *requests,
             sc.bufferCount = requests[i].buffer_count;
     }
     CameraConfiguration::Status status = config->validate();
-    auto fill = [&]() {
+    auto fill = [&](CameraConfiguration *cfg) {
         for (int i = 0; i < count; i++) {
-            const StreamConfiguration &sc = config->at(i);
+            const StreamConfiguration &sc = cfg->at(i);
             oc_stream_result &r = result[i];
             memset(&r, 0, sizeof(r));
             r.fourcc = sc.pixelFormat.fourcc();
@@ -432,7 +432,7 @@ int oc_camera_configure(oc_camera *camera, const oc_stream_request *requests,
         }
     };
     if (status == CameraConfiguration::Invalid) {
-        fill();
+        fill(config.get());
         set_error(err, errlen, "CameraConfiguration::validate() found the configuration invalid");
         return OC_CONFIG_INVALID;
     }
@@ -460,7 +460,7 @@ int oc_camera_configure(oc_camera *camera, const oc_stream_request *requests,
         camera->streams.push_back(stream);
     }
     camera->config = std::move(config);
-    fill();
+    fill(camera->config.get());
     for (int i = 0; i < count; i++)
         result[i].buffer_count = (uint32_t)camera->allocator->buffers(camera->streams[i]).size();
 

@@ -63,6 +63,11 @@ public final class Camera: @unchecked Sendable {
     public let id: String
     let manager: CameraManager
     private let lock = Mutex<Void>(())
+    /// Serialises queueing a request against stopping; never taken on libcamera's thread.
+    private let queueLock = Mutex<Void>(())
+    /// True between start and stop. Requeues check it first, so a request that
+    /// completes (or is cancelled) while stopping goes nowhere.
+    private let running = Atomic<Bool>(false)
     private var handle: OpaquePointer?
     private var _state: State = .acquired
     private var streams: [StreamConfiguration] = []
@@ -80,6 +85,7 @@ public final class Camera: @unchecked Sendable {
         self.manager = manager
         self.handle = handle
         self.id = id
+        handleForQueue = handle
     }
 
     public var state: State { lock.withLock { _ in _state } }
@@ -185,6 +191,7 @@ public final class Camera: @unchecked Sendable {
                 self.sink = nil
                 throw error
             }
+            running.store(true, ordering: .sequentiallyConsistent)
             _state = .running
             return stream
         }
@@ -196,7 +203,10 @@ public final class Camera: @unchecked Sendable {
         try lock.withLock { _ in
             guard _state == .running, let handle else { return }
             _state = .configured
-            try ShimError.check("Camera::stop()") { oc_camera_stop(handle, $0, $1) }
+            running.store(false, ordering: .sequentiallyConsistent)
+            try queueLock.withLock { _ in
+                try ShimError.check("Camera::stop()") { oc_camera_stop(handle, $0, $1) }
+            }
             sink?.takeUnretainedValue().finish()
             sink?.release()
             sink = nil
@@ -208,26 +218,33 @@ public final class Camera: @unchecked Sendable {
         lock.withLock { _ in
             guard let handle else { return }
             if _state == .running {
+                running.store(false, ordering: .sequentiallyConsistent)
                 var message = [CChar](repeating: 0, count: 256)
-                _ = oc_camera_stop(handle, &message, message.count)
+                queueLock.withLock { _ in _ = oc_camera_stop(handle, &message, message.count) }
                 sink?.takeUnretainedValue().finish()
                 sink?.release()
                 sink = nil
             }
-            oc_camera_release(handle)
+            queueLock.withLock { _ in oc_camera_release(handle) }
             self.handle = nil
             _state = .released
         }
     }
 
     /// Gives request `index` back to the camera (called when a frame's last holder lets go).
+    /// Safe from any thread, including libcamera's own (it never waits on `lock`).
     func requeue(_ index: UInt64) {
-        lock.withLock { _ in
-            guard let handle, _state == .running else { return }
+        guard running.load(ordering: .sequentiallyConsistent), let handle = handleForQueue else { return }
+        queueLock.withLock { _ in
+            guard running.load(ordering: .sequentiallyConsistent) else { return }
             var message = [CChar](repeating: 0, count: 256)
             _ = oc_camera_requeue(handle, index, &message, message.count)
         }
     }
+
+    /// The handle for requeues: used only while `running` is true, which
+    /// release clears (under queueLock) before freeing it.
+    private let handleForQueue: OpaquePointer?
 
     deinit {
         if handle != nil { release() }
@@ -259,8 +276,8 @@ final class FrameSink: Sendable {
 
     func completed(_ c: UnsafePointer<oc_completion>) {
         let completion = c.pointee
+        if completion.cancelled != 0 { return }  // stopping: nothing to requeue
         let lease = RequestLease(camera: camera, request: completion.request)
-        if completion.cancelled != 0 { return }  // the lease requeues nothing once stopped
         var metadata = FrameMetadata()
         let present = completion.present
         if present & UInt32(OC_META_EXPOSURE_TIME.rawValue) != 0 { metadata.exposureTime = .microseconds(completion.exposure_time_us) }
