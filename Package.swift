@@ -40,10 +40,11 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "ObscuraTests", dependencies: [
-            "ObscuraSystem", "ObscuraMedia", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO",
+            "TestSupport", "ObscuraSystem", "ObscuraMedia", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO",
         ]),
-        .testTarget(name: "BoardTests"),
+        .testTarget(name: "BoardTests", dependencies: ["TestSupport"]),
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

@@ -143,7 +143,10 @@ public final class CameraManager: Sendable {
         }
         var formats: [StreamRole: [CameraFormat]] = [:]
         for role in StreamRole.allCases {
-            let list = roleFormats(index, role)
+            var list = roleFormats(index, role)
+            // Some pipelines (vimc) answer the raw role with their processed
+            // stream; only Bayer formats are raw.
+            if role == .raw { list = list.filter { $0.pixelFormat.info.map { $0.family == .bayer } ?? true } }
             if !list.isEmpty { formats[role] = list }
         }
         let durations: ClosedRange<Duration>? = info.min_frame_duration_us > 0 && info.max_frame_duration_us >= info.min_frame_duration_us

@@ -1,5 +1,8 @@
 import CFFmpeg
 import ObscuraSystem
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// An error from an FFmpeg call, naming the call and FFmpeg's own message.
 public struct FFmpegError: Error, CustomStringConvertible, Sendable {
@@ -28,3 +31,13 @@ public func check(_ result: Int32, _ call: String, _ detail: @autoclosure () -> 
 
 public let averrorEAGAIN = obscura_averror(EAGAIN)
 public let averrorEOF = obscura_averror_eof()
+
+/// FFmpeg's own logging: warnings and errors only, unless OBSCURA_FFMPEG_LOG
+/// names a level ("info", "verbose", "debug").
+public enum FFmpegLog {
+    public static func quietByDefault() {
+        let levels: [String: Int32] = ["quiet": -8, "error": 16, "warning": 24, "info": 32, "verbose": 40, "debug": 48]
+        let chosen = getenv("OBSCURA_FFMPEG_LOG").flatMap { levels[String(cString: $0)] } ?? 24
+        av_log_set_level(chosen)
+    }
+}

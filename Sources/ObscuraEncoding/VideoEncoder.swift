@@ -132,6 +132,7 @@ public final class LibavVideoEncoder: VideoEncoder {
 
     public init(settings: VideoEncoderSettings, input: PixelFormat, encoderName: String? = nil,
                 copies: CopyCounter = CopyCounter()) throws {
+        FFmpegLog.quietByDefault()
         let name = encoderName ?? Self.encoderName(for: settings.codec)
         guard let codec = avcodec_find_encoder_by_name(name) else {
             throw EncoderError.encoderUnavailable(name, available: Self.availableEncoders())

@@ -80,10 +80,26 @@ public final class MovieWriter {
         }
     }
 
+    /// One packet is held back until the next arrives, so its duration is
+    /// the real distance to the next one rather than a muxer's guess.
+    private var held: EncodedPacket?
+    private var lastDuration: Int64 = 0
+
     /// Writes one packet (taking its data).
     public func write(_ packet: EncodedPacket) throws {
-        guard let context, !finished else { return }
+        guard context != nil, !finished else { return }
+        if let previous = held {
+            let delta = packet.rawPacket.pointee.dts - previous.rawPacket.pointee.dts
+            if delta > 0 { lastDuration = delta }
+            try emit(previous, duration: lastDuration)
+        }
+        held = packet
+    }
+
+    private func emit(_ packet: EncodedPacket, duration: Int64) throws {
+        guard let context else { return }
         let raw = packet.rawPacket
+        if raw.pointee.duration <= 0 { raw.pointee.duration = duration }
         raw.pointee.stream_index = stream.pointee.index
         av_packet_rescale_ts(raw, codecTimeBase, stream.pointee.time_base)
         bytesWritten += Int(raw.pointee.size)
@@ -94,6 +110,10 @@ public final class MovieWriter {
     /// Writes the trailer, flushes to disk, and renames `.partial` to the final name.
     public func finish() throws {
         guard let context, !finished else { return }
+        if let last = held {
+            held = nil
+            try emit(last, duration: lastDuration)
+        }
         finished = true
         defer {
             avformat_free_context(context)

@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import ObscuraEncoding
+@testable import ObscuraMedia
+@testable import ObscuraMuxing
+
+/// Synthetic frames: a gradient that moves one pixel per frame.
+private func makeFrame(_ format: PixelFormat, _ size: PixelSize, index: Int) -> VideoFrame {
+    let info = format.info!
+    var planes: [FramePlane] = []
+    for p in info.planes.indices {
+        let stride = info.stride(plane: p, width: size.width)
+        let length = stride * info.rows(plane: p, height: size.height)
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: length, alignment: 64)
+        let bytes = memory.assumingMemoryBound(to: UInt8.self)
+        for i in 0..<length { bytes[i] = UInt8(truncatingIfNeeded: (i % stride) + index * 3 + p * 40) }
+        planes.append(FramePlane(base: UnsafeRawPointer(memory), stride: stride, length: length))
+    }
+    let owned = planes.map { UnsafeMutableRawPointer(mutating: $0.base) }
+    nonisolated(unsafe) let toFree = owned
+    return VideoFrame(format: format, size: size, planes: planes, sequence: UInt32(index),
+                      timestampNanoseconds: 1_000_000_000 + UInt64(index) * 33_333_333,
+                      release: { toFree.forEach { $0.deallocate() } })
+}
+
+private func temporaryPath(_ name: String) -> String {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-tests-\(getpid())")
+    try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    return dir.appendingPathComponent(name).path
+}
+
+private func record(_ format: PixelFormat, frames: Int, to path: String, finish: Bool = true,
+                    copies: CopyCounter = CopyCounter()) throws -> LibavVideoEncoder {
+    let size = PixelSize(width: 320, height: 240)
+    let encoder = try LibavVideoEncoder(settings: VideoEncoderSettings(codec: .h264, size: size, frameRate: 30),
+                                        input: format, copies: copies)
+    let writer = try MovieWriter(path: path, container: .mp4, video: encoder.codecParameters)
+    for i in 0..<frames {
+        let frame = makeFrame(format, size, index: i)
+        for packet in try encoder.encode(frame, ptsMicroseconds: Int64(i) * 33_333) { try writer.write(packet) }
+    }
+    if finish {
+        for packet in try encoder.finish() { try writer.write(packet) }
+        try writer.finish()
+    }
+    return encoder
+}
+
+@Suite struct EncodingTests {
+    @Test func rgbFramesAreConvertedCountedAndPlayable() throws {
+        let path = temporaryPath("rgb.mp4")
+        let copies = CopyCounter()
+        let encoder = try record(.bgr888, frames: 30, to: path, copies: copies)
+        #expect(!encoder.isZeroCopy)
+        #expect(copies.copies == 30)
+        #expect(copies.bytes == 30 * 320 * 240 * 3 / 2)
+        let probe = try ProbedVideo.read(path)
+        #expect(probe.codec == "h264")
+        #expect(probe.width == 320 && probe.height == 240)
+        #expect(probe.frameCount == 30)
+        #expect(probe.isMonotonic)
+        #expect(abs(probe.measuredFrameRate - 30) < 0.1)
+        #expect(!FileManager.default.fileExists(atPath: path + ".partial"))
+    }
+
+    @Test func yuv420FramesAreWrappedWithoutCopies() throws {
+        let path = temporaryPath("yuv.mp4")
+        let copies = CopyCounter()
+        let encoder = try record(.yuv420, frames: 10, to: path, copies: copies)
+        #expect(encoder.isZeroCopy)
+        #expect(copies.copies == 0)
+        #expect(copies.frames == 10)
+        #expect(try ProbedVideo.read(path).frameCount == 10)
+    }
+
+    @Test func wrappedFramesAreReleasedAfterEncoding() throws {
+        let size = PixelSize(width: 64, height: 64)
+        let encoder = try LibavVideoEncoder(settings: VideoEncoderSettings(size: size, frameRate: 30), input: .yuv420)
+        final class Flag: @unchecked Sendable { var released = false }
+        let flag = Flag()
+        do {
+            let base = makeFrame(.yuv420, size, index: 0)
+            let frame = VideoFrame(format: base.format, size: size, planes: base.planes, sequence: 0,
+                                   timestampNanoseconds: 0, release: { [base] in _ = base; flag.released = true })
+            _ = try encoder.encode(frame, ptsMicroseconds: 0)
+        }
+        #expect(flag.released)
+    }
+
+    @Test func aKilledRecordingLeavesAPlayablePartialFile() throws {
+        let path = temporaryPath("killed.mp4")
+        // 90 frames with 1 s fragments, never finished: as if the process died.
+        _ = try record(.yuv420, frames: 90, to: path, finish: false)
+        #expect(!FileManager.default.fileExists(atPath: path))
+        let probe = try ProbedVideo.read(path + ".partial")
+        #expect(probe.codec == "h264")
+        #expect(probe.frameCount >= 30) // at most the last fragment is lost
+    }
+
+    @Test func unknownEncoderNamesWhatExists() throws {
+        let error = #expect(throws: EncoderError.self) {
+            _ = try LibavVideoEncoder(settings: VideoEncoderSettings(size: PixelSize(width: 64, height: 64), frameRate: 30),
+                                      input: .yuv420, encoderName: "h264_nonexistent")
+        }
+        #expect(error?.description.contains("libx264") == true)
+    }
+}

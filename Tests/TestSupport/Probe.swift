@@ -1,0 +1,86 @@
+import Foundation
+
+/// Runs a program and captures its output.
+public struct ProcessResult: Sendable {
+    public let status: Int32
+    public let stdout: String
+    public let stderr: String
+}
+
+public func runProgram(_ executable: String, _ arguments: [String], cwd: String? = nil) throws -> ProcessResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable.hasPrefix("/") ? executable : "/usr/bin/env")
+    process.arguments = executable.hasPrefix("/") ? arguments : [executable] + arguments
+    if let cwd { process.currentDirectoryURL = URL(fileURLWithPath: cwd) }
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    // Read both pipes concurrently so neither fills up.
+    nonisolated(unsafe) var errData = Data()
+    let group = DispatchGroup()
+    group.enter()
+    DispatchQueue.global().async {
+        errData = err.fileHandleForReading.readDataToEndOfFile()
+        group.leave()
+    }
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    group.wait()
+    process.waitUntilExit()
+    return ProcessResult(status: process.terminationStatus,
+                         stdout: String(decoding: outData, as: UTF8.self),
+                         stderr: String(decoding: errData, as: UTF8.self))
+}
+
+/// What ffprobe reads from a movie's first video stream.
+public struct ProbedVideo: Sendable {
+    public let codec: String
+    public let width: Int
+    public let height: Int
+    /// Presentation times of every frame, in seconds, in decode order.
+    public let frameTimes: [Double]
+
+    public var frameCount: Int { frameTimes.count }
+    public var isMonotonic: Bool { zip(frameTimes, frameTimes.dropFirst()).allSatisfy { $0 < $1 } }
+    /// Frames per second from the timestamps themselves.
+    public var measuredFrameRate: Double {
+        guard frameTimes.count > 1, let first = frameTimes.first, let last = frameTimes.last, last > first else { return 0 }
+        return Double(frameTimes.count - 1) / (last - first)
+    }
+
+    public static func read(_ path: String) throws -> ProbedVideo {
+        let stream = try runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0",
+                                                "-show_entries", "stream=codec_name,width,height", "-of", "default=nw=1", path])
+        guard stream.status == 0 else { throw ProbeError(message: "ffprobe failed on \(path): \(stream.stderr)") }
+        var fields: [String: String] = [:]
+        for line in stream.stdout.split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1)
+            if parts.count == 2 { fields[String(parts[0])] = String(parts[1]) }
+        }
+        let frames = try runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0",
+                                                "-show_entries", "frame=pts_time", "-of", "csv=p=0", path])
+        guard frames.status == 0 else { throw ProbeError(message: "ffprobe frames failed on \(path): \(frames.stderr)") }
+        // A frame with side data prints extra fields (and lines) after its time.
+        let times = frames.stdout.split(separator: "\n").compactMap { line in
+            line.split(separator: ",", omittingEmptySubsequences: false).first.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+        }
+        return ProbedVideo(codec: fields["codec_name"] ?? "", width: Int(fields["width"] ?? "") ?? 0,
+                           height: Int(fields["height"] ?? "") ?? 0, frameTimes: times)
+    }
+}
+
+public struct ProbeError: Error, CustomStringConvertible {
+    public let message: String
+    public init(message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// The package's root folder.
+public let packageRoot: String = {
+    var url = URL(fileURLWithPath: #filePath)
+    while url.path != "/" {
+        url.deleteLastPathComponent()
+        if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url.path }
+    }
+    return FileManager.default.currentDirectoryPath
+}()
