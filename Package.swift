@@ -27,22 +27,24 @@ let package = Package(
         // Thin shims exposing plain C headers.
         .target(name: "CCamera", dependencies: ["CLibCamera"]),
         .target(name: "CGPIO", dependencies: ["CLibGPIOD"]),
+        .target(name: "CSystem"),
 
         // Swift modules.
-        .target(name: "ObscuraSystem"),
+        .target(name: "ObscuraSystem", dependencies: ["CSystem"]),
         .target(name: "ObscuraMedia", dependencies: ["ObscuraSystem"]),
         .target(name: "ObscuraCamera", dependencies: ["CCamera", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraEncoding", dependencies: ["CFFmpeg", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraMuxing", dependencies: ["CFFmpeg", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraGPIO", dependencies: ["CGPIO", "ObscuraSystem"]),
+        .target(name: "ObscuraCapture", dependencies: ["ObscuraCamera", "ObscuraMedia", "ObscuraSystem"]),
         .executableTarget(name: "obscura", dependencies: [
-            "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraMedia",
+            "ObscuraCapture", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraMedia",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "ObscuraTests", dependencies: [
-            "TestSupport", "ObscuraSystem", "ObscuraMedia", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO",
+            "TestSupport", "ObscuraSystem", "ObscuraCapture", "ObscuraMedia", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO",
         ]),
         .testTarget(name: "BoardTests", dependencies: ["TestSupport"]),
     ],

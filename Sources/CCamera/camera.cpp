@@ -93,7 +93,29 @@ int to_oc_type(ControlType type)
 
 struct oc_manager {
     std::unique_ptr<CameraManager> manager;
-    std::vector<std::shared_ptr<Camera>> cameras;
+    std::vector<std::shared_ptr<Camera>> cameras; // guarded by lock
+    std::mutex lock;
+    oc_hotplug_fn hotplug = nullptr;
+    void *hotplug_context = nullptr;
+
+    void added(std::shared_ptr<Camera> camera) { changed(1, camera); }
+    void removed(std::shared_ptr<Camera> camera) { changed(0, camera); }
+    void changed(int added, const std::shared_ptr<Camera> &camera)
+    {
+        {
+            std::lock_guard<std::mutex> guard(lock);
+            cameras = manager->cameras();
+        }
+        if (hotplug)
+            hotplug(hotplug_context, added, camera->id().c_str());
+    }
+    std::shared_ptr<Camera> at(int index)
+    {
+        std::lock_guard<std::mutex> guard(lock);
+        if (index < 0 || (size_t)index >= cameras.size())
+            return nullptr;
+        return cameras[index];
+    }
 };
 
 struct oc_camera {
@@ -188,6 +210,49 @@ void oc_camera::completed(Request *request)
         c.present |= OC_META_AE_LOCKED; c.ae_locked = *v ? 1 : 0;
     }
 #endif
+    auto collect = [&](const ControlList &list, uint32_t requested) {
+        for (const auto &[id, value] : list) {
+            if (c.entry_count >= 40)
+                break;
+            if (value.isNone() || value.numElements() > 4)
+                continue;
+            auto &e = c.entries[c.entry_count];
+            e.id = id;
+            e.count = 0;
+            e.requested = requested;
+            auto put = [&](double v) { if (e.count < 4) e.values[e.count++] = v; };
+            switch (value.type()) {
+            case ControlTypeBool:
+                if (value.isArray()) { for (bool v : value.get<Span<const bool>>()) put(v); }
+                else put(value.get<bool>());
+                break;
+            case ControlTypeInteger32:
+                if (value.isArray()) { for (int32_t v : value.get<Span<const int32_t>>()) put(v); }
+                else put(value.get<int32_t>());
+                break;
+            case ControlTypeInteger64:
+                if (value.isArray()) { for (int64_t v : value.get<Span<const int64_t>>()) put((double)v); }
+                else put((double)value.get<int64_t>());
+                break;
+            case ControlTypeFloat:
+                if (value.isArray()) { for (float v : value.get<Span<const float>>()) put(v); }
+                else put(value.get<float>());
+                break;
+            case ControlTypeRectangle:
+                if (!value.isArray()) {
+                    Rectangle r = value.get<Rectangle>();
+                    put(r.x); put(r.y); put(r.width); put(r.height);
+                    break;
+                }
+                continue;
+            default:
+                continue;
+            }
+            c.entry_count++;
+        }
+    };
+    collect(meta, 0);
+    collect(request->controls(), 1);
     if (fn)
         fn(context, &c);
 }
@@ -212,14 +277,31 @@ int oc_manager_create(oc_manager **out, char *err, size_t errlen)
         return ret;
     }
     m->cameras = m->manager->cameras();
+    m->manager->cameraAdded.connect(m.get(), &oc_manager::added);
+    m->manager->cameraRemoved.connect(m.get(), &oc_manager::removed);
     *out = m.release();
     return 0;
+}
+
+void oc_manager_set_hotplug(oc_manager *manager, oc_hotplug_fn fn, void *context)
+{
+    manager->hotplug_context = context;
+    manager->hotplug = fn;
+}
+
+const char *oc_control_name(uint32_t id)
+{
+    auto it = controls::controls.find(id);
+    if (it == controls::controls.end())
+        return nullptr;
+    return it->second->name().c_str();
 }
 
 void oc_manager_destroy(oc_manager *manager)
 {
     if (!manager)
         return;
+    manager->hotplug = nullptr;
     manager->cameras.clear();
     manager->manager->stop();
     delete manager;
@@ -227,14 +309,16 @@ void oc_manager_destroy(oc_manager *manager)
 
 int oc_manager_camera_count(oc_manager *manager)
 {
+    std::lock_guard<std::mutex> guard(manager->lock);
     return (int)manager->cameras.size();
 }
 
 int oc_manager_camera_info(oc_manager *manager, int index, oc_camera_info *out)
 {
-    if (index < 0 || (size_t)index >= manager->cameras.size())
+    std::shared_ptr<Camera> shared = manager->at(index);
+    if (!shared)
         return -EINVAL;
-    Camera *cam = manager->cameras[index].get();
+    Camera *cam = shared.get();
     memset(out, 0, sizeof(*out));
     copy_string(out->id, sizeof(out->id), cam->id());
     const ControlList &props = cam->properties();
@@ -266,9 +350,10 @@ int oc_manager_camera_info(oc_manager *manager, int index, oc_camera_info *out)
 
 static std::unique_ptr<CameraConfiguration> role_config(oc_manager *manager, int index, int role)
 {
-    if (index < 0 || (size_t)index >= manager->cameras.size())
+    std::shared_ptr<Camera> camera = manager->at(index);
+    if (!camera)
         return nullptr;
-    return generate(manager->cameras[index].get(), { to_role(role) });
+    return generate(camera.get(), { to_role(role) });
 }
 
 int oc_manager_formats(oc_manager *manager, int camera_index, int role,
@@ -324,9 +409,10 @@ int oc_manager_format_size(oc_manager *manager, int camera_index, int role,
 int oc_manager_controls(oc_manager *manager, int camera_index,
                         oc_control_info *out, int max)
 {
-    if (camera_index < 0 || (size_t)camera_index >= manager->cameras.size())
+    std::shared_ptr<Camera> camera = manager->at(camera_index);
+    if (!camera)
         return -EINVAL;
-    const ControlInfoMap &ctrls = manager->cameras[camera_index]->controls();
+    const ControlInfoMap &ctrls = camera->controls();
     int n = 0;
     for (const auto &[id, info] : ctrls) {
         if (n < max) {
@@ -343,6 +429,14 @@ int oc_manager_controls(oc_manager *manager, int camera_index,
             c.value_count = (int32_t)std::min<size_t>(values.size(), 16);
             for (int i = 0; i < c.value_count; i++)
                 c.values[i] = numeric(values[i]);
+            if (id->type() == ControlTypeRectangle && info.max().type() == ControlTypeRectangle &&
+                !info.max().isArray()) {
+                Rectangle r = info.max().get<Rectangle>();
+                c.rect_max[0] = r.x;
+                c.rect_max[1] = r.y;
+                c.rect_max[2] = (int32_t)r.width;
+                c.rect_max[3] = (int32_t)r.height;
+            }
         }
         n++;
     }
@@ -387,6 +481,7 @@ void oc_camera_release(oc_camera *camera)
 
 int oc_camera_configure(oc_camera *camera, const oc_stream_request *requests,
                         int count, oc_stream_result *result,
+                        oc_config_options *options,
                         char *err, size_t errlen)
 {
     if (camera->running) {
@@ -414,7 +509,44 @@ int oc_camera_configure(oc_camera *camera, const oc_stream_request *requests,
         if (requests[i].buffer_count)
             sc.bufferCount = requests[i].buffer_count;
     }
+    if (options) {
+        bool ok = false;
+#if OC_LIBCAMERA_AT_LEAST(0, 2)
+        Orientation o = orientationFromRotation(options->rotation, &ok);
+        if (!ok) {
+            set_error(err, errlen, "rotation %d is not one of 0, 90, 180, 270", options->rotation);
+            return -EINVAL;
+        }
+        config->orientation = options->mirror ? o * Transform::HFlip : o;
+#else
+        Transform t = transformFromRotation(options->rotation, &ok);
+        if (!ok) {
+            set_error(err, errlen, "rotation %d is not one of 0, 90, 180, 270", options->rotation);
+            return -EINVAL;
+        }
+        config->transform = options->mirror ? Transform::HFlip * t : t;
+#endif
+    }
     CameraConfiguration::Status status = config->validate();
+    if (options) {
+        // Report what the camera will apply.
+#if OC_LIBCAMERA_AT_LEAST(0, 2)
+        Transform applied = config->orientation / Orientation::Rotate0;
+#else
+        Transform applied = config->transform;
+#endif
+        int rotation = 0;
+        int mirror = 0;
+        for (int angle : { 0, 90, 180, 270 }) {
+            Transform r = transformFromRotation(angle);
+            if (r == applied) { rotation = angle; mirror = 0; break; }
+            if ((Transform::HFlip * r) == applied || (r * Transform::HFlip) == applied) {
+                rotation = angle; mirror = 1; break;
+            }
+        }
+        options->rotation = rotation;
+        options->mirror = mirror;
+    }
     auto fill = [&](CameraConfiguration *cfg) {
         for (int i = 0; i < count; i++) {
             const StreamConfiguration &sc = cfg->at(i);
@@ -515,16 +647,19 @@ int oc_camera_start(oc_camera *camera, oc_completion_fn fn, void *context,
     }
     camera->fn = fn;
     camera->context = context;
-    ControlList start(controls::controls);
+    // Pending controls ride with the first request: every pipeline applies
+    // request controls, not all apply start controls.
+    for (auto &request : camera->requests)
+        request->reuse(Request::ReuseBuffers);
     {
         std::lock_guard<std::mutex> guard(camera->lock);
         if (camera->has_pending) {
-            start = camera->pending;
+            camera->requests[0]->controls().merge(camera->pending);
             camera->pending.clear();
             camera->has_pending = false;
         }
     }
-    int ret = camera->camera->start(start.empty() ? nullptr : &start);
+    int ret = camera->camera->start(nullptr);
     if (ret < 0) {
         set_error(err, errlen, "Camera::start() failed: %s", strerror(-ret));
         return ret;

@@ -29,6 +29,17 @@ public struct StreamConfiguration: Sendable, Equatable {
     public let bufferCount: Int
     /// nil when the camera does not say.
     public let fullRange: Bool?
+
+    public init(role: StreamRole, pixelFormat: PixelFormat, size: PixelSize, stride: Int, frameSize: Int,
+                bufferCount: Int, fullRange: Bool?) {
+        self.role = role
+        self.pixelFormat = pixelFormat
+        self.size = size
+        self.stride = stride
+        self.frameSize = frameSize
+        self.bufferCount = bufferCount
+        self.fullRange = fullRange
+    }
 }
 
 /// The answer to a configuration: valid as asked, adjusted (with what
@@ -39,6 +50,17 @@ public struct CameraConfiguration: Sendable {
     public let streams: [StreamConfiguration]
     /// Human-readable adjustments, e.g. "stream 0 size 640x480 → 636x480".
     public let adjustments: [String]
+    /// The transform the camera applies.
+    public var rotation: Int = 0
+    public var mirrored: Bool = false
+
+    public init(status: Status, streams: [StreamConfiguration], adjustments: [String], rotation: Int = 0, mirrored: Bool = false) {
+        self.status = status
+        self.streams = streams
+        self.adjustments = adjustments
+        self.rotation = rotation
+        self.mirrored = mirrored
+    }
 }
 
 /// An acquired camera.
@@ -68,6 +90,9 @@ public final class Camera: @unchecked Sendable {
     /// True between start and stop. Requeues check it first, so a request that
     /// completes (or is cancelled) while stopping goes nowhere.
     private let running = Atomic<Bool>(false)
+    let held = Atomic<Int>(0)
+    /// Frames handed out and not yet released (their requests not yet back).
+    public var outstandingFrames: Int { held.load(ordering: .relaxed) }
     private var handle: OpaquePointer?
     private var _state: State = .acquired
     private var streams: [StreamConfiguration] = []
@@ -92,7 +117,9 @@ public final class Camera: @unchecked Sendable {
 
     /// Validates and applies a configuration in one libcamera configure.
     /// An invalid one is returned unapplied, with status `.invalid`.
-    public func configure(_ requests: [StreamRequest]) throws -> CameraConfiguration {
+    /// `rotation`/`mirrored` ask the camera to transform (libcamera Transform
+    /// before 0.2, Orientation from 0.2); what it will apply is reported.
+    public func configure(_ requests: [StreamRequest], rotation: Int = 0, mirrored: Bool = false) throws -> CameraConfiguration {
         try lock.withLock { _ in
             guard _state == .acquired || _state == .configured, let handle else {
                 throw CameraError.wrongState(call: "configure", state: _state.rawValue, allowed: "acquired or configured")
@@ -104,7 +131,8 @@ public final class Camera: @unchecked Sendable {
             }
             var results = [oc_stream_result](repeating: oc_stream_result(), count: requests.count)
             var message = [CChar](repeating: 0, count: 512)
-            let status = oc_camera_configure(handle, &cRequests, Int32(requests.count), &results, &message, message.count)
+            var options = oc_config_options(rotation: Int32(rotation), mirror: mirrored ? 1 : 0)
+            let status = oc_camera_configure(handle, &cRequests, Int32(requests.count), &results, &options, &message, message.count)
             let text = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
             if status < 0 { throw ShimError(message: text, code: -status) }
             let resolved = zip(requests, results).map { r, c in
@@ -126,14 +154,19 @@ public final class Camera: @unchecked Sendable {
                     adjustments.append("stream \(i) buffers \(b) → \(got.bufferCount)")
                 }
             }
+            if Int(options.rotation) != rotation || (options.mirror != 0) != mirrored {
+                adjustments.append("rotation \(rotation)°\(mirrored ? " mirrored" : "") → \(options.rotation)°\(options.mirror != 0 ? " mirrored" : "") (the camera cannot transform; apply it downstream)")
+            }
             if status == OC_CONFIG_INVALID.rawValue {
-                return CameraConfiguration(status: .invalid, streams: resolved, adjustments: [text])
+                return CameraConfiguration(status: .invalid, streams: resolved, adjustments: [text],
+                                           rotation: Int(options.rotation), mirrored: options.mirror != 0)
             }
             streams = resolved
             mappings = try mapBuffers(handle)
             _state = .configured
             return CameraConfiguration(status: status == OC_CONFIG_ADJUSTED.rawValue || !adjustments.isEmpty ? .adjusted : .valid,
-                                       streams: resolved, adjustments: adjustments)
+                                       streams: resolved, adjustments: adjustments,
+                                       rotation: Int(options.rotation), mirrored: options.mirror != 0)
         }
     }
 
@@ -174,12 +207,23 @@ public final class Camera: @unchecked Sendable {
     /// Starts streaming. Frames of every configured stream arrive on the
     /// returned stream (tagged with their stream index) until `stop`.
     public func start() throws -> AsyncStream<CameraFrame> {
+        let (stream, continuation) = AsyncStream<CameraFrame>.makeStream()
+        try start(handler: { continuation.yield($0) }, finished: { continuation.finish() })
+        return stream
+    }
+
+    /// Starts streaming, handing each frame to `handler` on libcamera's thread
+    /// (it must not block). `failed` is told of a request that completed with
+    /// an error; `finished` runs once streaming stops.
+    public func start(handler: @escaping @Sendable (CameraFrame) -> Void,
+                      failed: @escaping @Sendable (UInt32) -> Void = { _ in },
+                      finished: @escaping @Sendable () -> Void = {}) throws {
         try lock.withLock { _ in
             guard _state == .configured, let handle else {
                 throw CameraError.wrongState(call: "start", state: _state.rawValue, allowed: "configured")
             }
-            let (stream, continuation) = AsyncStream<CameraFrame>.makeStream()
-            let sink = FrameSink(camera: self, continuation: continuation, streams: streams, mappings: mappings)
+            let sink = FrameSink(camera: self, handler: handler, failed: failed, finished: finished,
+                                 streams: streams, mappings: mappings)
             let retained = Unmanaged.passRetained(sink)
             self.sink = retained
             do {
@@ -193,7 +237,6 @@ public final class Camera: @unchecked Sendable {
             }
             running.store(true, ordering: .sequentiallyConsistent)
             _state = .running
-            return stream
         }
     }
 
@@ -204,7 +247,7 @@ public final class Camera: @unchecked Sendable {
             guard _state == .running, let handle else { return }
             _state = .configured
             running.store(false, ordering: .sequentiallyConsistent)
-            try queueLock.withLock { _ in
+            _ = try queueLock.withLock { _ in
                 try ShimError.check("Camera::stop()") { oc_camera_stop(handle, $0, $1) }
             }
             sink?.takeUnretainedValue().finish()
@@ -227,6 +270,7 @@ public final class Camera: @unchecked Sendable {
             }
             queueLock.withLock { _ in oc_camera_release(handle) }
             self.handle = nil
+            manager.cameraReleased()
             _state = .released
         }
     }
@@ -255,24 +299,32 @@ public final class Camera: @unchecked Sendable {
 public struct CameraFrame: Sendable {
     public let stream: Int
     public let frame: VideoFrame
+    public init(stream: Int, frame: VideoFrame) {
+        self.stream = stream
+        self.frame = frame
+    }
 }
 
 /// Receives completions on libcamera's thread and yields frames.
 final class FrameSink: Sendable {
     let camera: Camera
-    let continuation: AsyncStream<CameraFrame>.Continuation
+    let handler: @Sendable (CameraFrame) -> Void
+    let failed: @Sendable (UInt32) -> Void
+    let finished: @Sendable () -> Void
     let streams: [StreamConfiguration]
     let mappings: [[[Camera.MappedPlane]]]
 
-    init(camera: Camera, continuation: AsyncStream<CameraFrame>.Continuation,
-         streams: [StreamConfiguration], mappings: [[[Camera.MappedPlane]]]) {
+    init(camera: Camera, handler: @escaping @Sendable (CameraFrame) -> Void, failed: @escaping @Sendable (UInt32) -> Void,
+         finished: @escaping @Sendable () -> Void, streams: [StreamConfiguration], mappings: [[[Camera.MappedPlane]]]) {
         self.camera = camera
-        self.continuation = continuation
+        self.handler = handler
+        self.failed = failed
+        self.finished = finished
         self.streams = streams
         self.mappings = mappings
     }
 
-    func finish() { continuation.finish() }
+    func finish() { finished() }
 
     func completed(_ c: UnsafePointer<oc_completion>) {
         let completion = c.pointee
@@ -287,10 +339,26 @@ final class FrameSink: Sendable {
         if present & UInt32(OC_META_LUX.rawValue) != 0 { metadata.lux = Double(completion.lux) }
         if present & UInt32(OC_META_FRAME_DURATION.rawValue) != 0 { metadata.frameDuration = .microseconds(completion.frame_duration_us) }
         if present & UInt32(OC_META_LENS_POSITION.rawValue) != 0 { metadata.lensPosition = Double(completion.lens_position) }
+        withUnsafeBytes(of: completion.entries) { raw in
+            let entries = raw.bindMemory(to: oc_metadata_entry.self)
+            for e in entries.prefix(Int(completion.entry_count)) {
+                guard let name = oc_control_name(e.id) else { continue }
+                let values = withUnsafeBytes(of: e.values) { Array($0.bindMemory(to: Double.self).prefix(Int(e.count))) }
+                if e.requested != 0 {
+                    metadata.requestControls[String(cString: name)] = values
+                } else {
+                    metadata.values[String(cString: name)] = values
+                }
+            }
+        }
         let sensorTime = present & UInt32(OC_META_SENSOR_TIMESTAMP.rawValue) != 0 ? UInt64(completion.sensor_timestamp_ns) : nil
 
         for s in 0..<min(streams.count, Int(OC_MAX_STREAMS)) where completion.stream_mask & (1 << UInt32(s)) != 0 {
             let entry = streamEntry(completion, s)
+            if entry.status == 1 {
+                failed(entry.sequence)
+                continue
+            }
             guard entry.status == 0, entry.bufferIndex >= 0,
                   s < mappings.count, entry.bufferIndex < mappings[s].count else { continue }
             let config = streams[s]
@@ -299,8 +367,8 @@ final class FrameSink: Sendable {
             let frame = VideoFrame(format: config.pixelFormat, size: config.size, planes: framePlanes,
                                    dmabufs: planes.map(\.dmabuf), sequence: entry.sequence,
                                    timestampNanoseconds: sensorTime ?? entry.timestamp, metadata: metadata,
-                                   release: { _ = lease })
-            continuation.yield(CameraFrame(stream: s, frame: frame))
+                                   needsCPUSync: true, release: { _ = lease })
+            handler(CameraFrame(stream: s, frame: frame))
         }
     }
 
@@ -343,8 +411,12 @@ final class RequestLease: Sendable {
     init(camera: Camera, request: UInt64) {
         self.camera = camera
         self.request = request
+        camera.held.add(1, ordering: .relaxed)
     }
-    deinit { camera.requeue(request) }
+    deinit {
+        camera.held.subtract(1, ordering: .relaxed)
+        camera.requeue(request)
+    }
 }
 
 private func frameCompleted(_ context: UnsafeMutableRawPointer?, _ completion: UnsafePointer<oc_completion>?) {

@@ -42,6 +42,16 @@ public struct CameraFormat: Sendable, Equatable {
             && horizontalStep > 0 && verticalStep > 0
     }
 
+    public init(pixelFormat: PixelFormat, sizes: [PixelSize], minimumSize: PixelSize, maximumSize: PixelSize,
+                horizontalStep: Int, verticalStep: Int) {
+        self.pixelFormat = pixelFormat
+        self.sizes = sizes
+        self.minimumSize = minimumSize
+        self.maximumSize = maximumSize
+        self.horizontalStep = horizontalStep
+        self.verticalStep = verticalStep
+    }
+
     public var rangeDescription: String {
         minimumSize == maximumSize ? "\(minimumSize)" : "\(minimumSize) to \(maximumSize)"
     }
@@ -57,6 +67,20 @@ public struct CameraControlInfo: Sendable, Equatable {
     /// Enumerated values (e.g. AfMode), empty when a range.
     public let values: [Double]
     public let isArray: Bool
+    /// For rectangle controls (ScalerCrop): the largest rectangle, x y width height.
+    public var maximumRectangle: [Int]? = nil
+
+    public init(id: UInt32, name: String, minimum: Double?, maximum: Double?, defaultValue: Double?,
+                values: [Double], isArray: Bool, maximumRectangle: [Int]? = nil) {
+        self.id = id
+        self.name = name
+        self.minimum = minimum
+        self.maximum = maximum
+        self.defaultValue = defaultValue
+        self.values = values
+        self.isArray = isArray
+        self.maximumRectangle = maximumRectangle
+    }
 }
 
 /// A camera as discovered, before it is acquired.
@@ -73,6 +97,19 @@ public struct CameraDescription: Sendable {
     /// Formats per role.
     public let formats: [StreamRole: [CameraFormat]]
     public let controls: [CameraControlInfo]
+
+    public init(id: String, model: String, position: CameraPosition, rotation: Int?,
+                frameDurationRange: ClosedRange<Duration>?, pixelArraySize: PixelSize?,
+                formats: [StreamRole: [CameraFormat]], controls: [CameraControlInfo]) {
+        self.id = id
+        self.model = model
+        self.position = position
+        self.rotation = rotation
+        self.frameDurationRange = frameDurationRange
+        self.pixelArraySize = pixelArraySize
+        self.formats = formats
+        self.controls = controls
+    }
 
     /// Frame-rate range implied by the frame-duration limits.
     public var frameRateRange: ClosedRange<Double>? {
@@ -93,7 +130,13 @@ extension Duration {
 /// process (a second aborts the process), so this is created once, on first
 /// use, and lives until exit.
 public final class CameraManager: Sendable {
-    let handle: OpaquePointerBox
+    /// The libcamera manager; replaced by `restartIfIdle`. Guarded by `handleLock`.
+    private let handleLock = Mutex<OpaquePointerBox?>(nil)
+    private let acquired = Atomic<Int>(0)
+
+    var handle: OpaquePointerBox {
+        handleLock.withLock { $0! }
+    }
 
     private static let shared = Mutex<Result<CameraManager, ShimError>?>(nil)
 
@@ -108,7 +151,8 @@ public final class CameraManager: Sendable {
             do {
                 var pointer: OpaquePointer?
                 try ShimError.check("CameraManager::start()") { oc_manager_create(&pointer, $0, $1) }
-                made = .success(CameraManager(handle: OpaquePointerBox(pointer!)))
+                let manager = CameraManager(handle: OpaquePointerBox(pointer!))
+                made = .success(manager)
             } catch let error as ShimError {
                 made = .failure(error)
             } catch {
@@ -120,19 +164,53 @@ public final class CameraManager: Sendable {
         return try result.get()
     }
 
-    private init(handle: OpaquePointerBox) { self.handle = handle }
+    private init(handle: OpaquePointerBox) {
+        handleLock.withLock { $0 = handle }
+        // The manager lives until exit, so an unretained context is safe.
+        oc_manager_set_hotplug(handle.pointer, hotplugCallback, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    func cameraReleased() { acquired.subtract(1, ordering: .sequentiallyConsistent) }
+
+    /// A camera appeared (`true`) or went away (`false`).
+    public typealias HotplugObserver = @Sendable (_ added: Bool, _ id: String) -> Void
+    private let observers = Mutex<[Int: HotplugObserver]>([:])
+    private let nextObserver = Mutex<Int>(0)
+
+    /// Calls `observer` on libcamera's thread whenever a camera comes or goes.
+    /// Returns a token for `removeHotplugObserver`.
+    public func addHotplugObserver(_ observer: @escaping HotplugObserver) -> Int {
+        let token = nextObserver.withLock { value -> Int in
+            value += 1
+            return value
+        }
+        observers.withLock { $0[token] = observer }
+        return token
+    }
+
+    public func removeHotplugObserver(_ token: Int) {
+        _ = observers.withLock { $0.removeValue(forKey: token) }
+    }
+
+    fileprivate func hotplug(added: Bool, id: String) {
+        let current = observers.withLock { Array($0.values) }
+        for observer in current { observer(added, id) }
+    }
 
     /// The libcamera version Obscura was compiled against.
     public static var libcameraVersion: String { String(cString: oc_libcamera_version()) }
 
     /// Cameras libcamera found (it lists only media devices udev has initialised).
     public var cameras: [CameraDescription] {
-        (0..<Int(oc_manager_camera_count(handle.pointer))).compactMap(describe)
+        handleLock.withLock { box in
+            guard let box else { return [] }
+            return (0..<Int(oc_manager_camera_count(box.pointer))).compactMap { describe(box.pointer, $0) }
+        }
     }
 
-    private func describe(_ index: Int) -> CameraDescription? {
+    private func describe(_ handle: OpaquePointer, _ index: Int) -> CameraDescription? {
         var info = oc_camera_info()
-        guard oc_manager_camera_info(handle.pointer, Int32(index), &info) == 0 else { return nil }
+        guard oc_manager_camera_info(handle, Int32(index), &info) == 0 else { return nil }
         let id = withUnsafeBytes(of: info.id) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
         let model = withUnsafeBytes(of: info.model) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
         let position: CameraPosition = switch info.location {
@@ -143,7 +221,7 @@ public final class CameraManager: Sendable {
         }
         var formats: [StreamRole: [CameraFormat]] = [:]
         for role in StreamRole.allCases {
-            var list = roleFormats(index, role)
+            var list = roleFormats(handle, index, role)
             // Some pipelines (vimc) answer the raw role with their processed
             // stream; only Bayer formats are raw.
             if role == .raw { list = list.filter { $0.pixelFormat.info.map { $0.family == .bayer } ?? true } }
@@ -156,19 +234,19 @@ public final class CameraManager: Sendable {
         return CameraDescription(id: id, model: model.isEmpty ? id : model, position: position,
                                  rotation: info.rotation >= 0 ? Int(info.rotation) : nil,
                                  frameDurationRange: durations, pixelArraySize: array,
-                                 formats: formats, controls: controls(index))
+                                 formats: formats, controls: controls(handle, index))
     }
 
-    private func roleFormats(_ index: Int, _ role: StreamRole) -> [CameraFormat] {
+    private func roleFormats(_ handle: OpaquePointer, _ index: Int, _ role: StreamRole) -> [CameraFormat] {
         var buffer = [oc_format_info](repeating: oc_format_info(), count: 64)
-        let count = Int(oc_manager_formats(handle.pointer, Int32(index), role.rawValue, &buffer, 64, nil, 0))
+        let count = Int(oc_manager_formats(handle, Int32(index), role.rawValue, &buffer, 64, nil, 0))
         guard count > 0 else { return [] }
         return (0..<min(count, 64)).map { f in
             let info = buffer[f]
             var sizes: [PixelSize] = []
             for s in 0..<Int(info.size_count) {
                 var w: UInt32 = 0, h: UInt32 = 0
-                if oc_manager_format_size(handle.pointer, Int32(index), role.rawValue, Int32(f), Int32(s), &w, &h) == 0 {
+                if oc_manager_format_size(handle, Int32(index), role.rawValue, Int32(f), Int32(s), &w, &h) == 0 {
                     sizes.append(PixelSize(width: Int(w), height: Int(h)))
                 }
             }
@@ -179,16 +257,18 @@ public final class CameraManager: Sendable {
         }
     }
 
-    private func controls(_ index: Int) -> [CameraControlInfo] {
+    private func controls(_ handle: OpaquePointer, _ index: Int) -> [CameraControlInfo] {
         var buffer = [oc_control_info](repeating: oc_control_info(), count: 128)
-        let count = Int(oc_manager_controls(handle.pointer, Int32(index), &buffer, 128))
+        let count = Int(oc_manager_controls(handle, Int32(index), &buffer, 128))
         guard count > 0 else { return [] }
         return buffer.prefix(min(count, 128)).map { c in
             let name = withUnsafeBytes(of: c.name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
             let values = withUnsafeBytes(of: c.values) { Array($0.bindMemory(to: Double.self).prefix(Int(c.value_count))) }
+            let rect = withUnsafeBytes(of: c.rect_max) { Array($0.bindMemory(to: Int32.self)).map(Int.init) }
             return CameraControlInfo(id: c.id, name: name, minimum: c.min.isNaN ? nil : c.min,
                                      maximum: c.max.isNaN ? nil : c.max, defaultValue: c.def.isNaN ? nil : c.def,
-                                     values: values, isArray: c.is_array != 0)
+                                     values: values, isArray: c.is_array != 0,
+                                     maximumRectangle: rect[2] > 0 ? rect : nil)
         }
     }
 
@@ -198,9 +278,18 @@ public final class CameraManager: Sendable {
             throw CameraError.unknownCamera(id: id, available: cameras.map(\.id))
         }
         var pointer: OpaquePointer?
-        try ShimError.check("Camera::acquire()") { oc_camera_acquire(handle.pointer, id, &pointer, $0, $1) }
+        try handleLock.withLock { box in
+            guard let box else { throw CameraError.noCameras(libcameraVersion: Self.libcameraVersion) }
+            try ShimError.check("Camera::acquire()") { oc_camera_acquire(box.pointer, id, &pointer, $0, $1) }
+            acquired.add(1, ordering: .sequentiallyConsistent)
+        }
         return Camera(manager: self, handle: pointer!, id: id)
     }
+}
+
+private func hotplugCallback(_ context: UnsafeMutableRawPointer?, _ added: Int32, _ id: UnsafePointer<CChar>?) {
+    guard let context, let id else { return }
+    Unmanaged<CameraManager>.fromOpaque(context).takeUnretainedValue().hotplug(added: added != 0, id: String(cString: id))
 }
 
 /// An OpaquePointer owned by a Sendable wrapper; the owner serialises use.

@@ -36,6 +36,8 @@ public final class PixelConverter {
             av_frame_free(&f)
             throw FFmpegError(call: "av_frame_get_buffer", code: allocated)
         }
+        frame.beginCPUAccess()
+        defer { frame.endCPUAccess() }
         var srcData: [UnsafePointer<UInt8>?] = Array(repeating: nil, count: 4)
         var srcStride: [Int32] = Array(repeating: 0, count: 4)
         for (i, plane) in frame.planes.enumerated() where i < 4 {

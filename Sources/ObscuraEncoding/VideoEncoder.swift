@@ -271,12 +271,18 @@ public final class LibavVideoEncoder: VideoEncoder {
         avFrame.pointee.format = format.rawValue
         avFrame.pointee.width = Int32(frame.size.width)
         avFrame.pointee.height = Int32(frame.size.height)
+        // CPU reads happen inside the encoder until it drops the buffer.
+        frame.beginCPUAccess()
         let opaque = Unmanaged.passRetained(frame).toOpaque()
         let total = frame.planes.reduce(0) { $0 + $1.length }
         let base = UnsafeMutablePointer(mutating: frame.planes[0].base.assumingMemoryBound(to: UInt8.self))
         guard let buffer = av_buffer_create(base, Int(total), { opaque, _ in
-            if let opaque { Unmanaged<VideoFrame>.fromOpaque(opaque).release() }
+            guard let opaque else { return }
+            let frame = Unmanaged<VideoFrame>.fromOpaque(opaque)
+            frame.takeUnretainedValue().endCPUAccess()
+            frame.release()
         }, opaque, Int32(1)) else { // AV_BUFFER_FLAG_READONLY
+            frame.endCPUAccess()
             Unmanaged<VideoFrame>.fromOpaque(opaque).release()
             throw FFmpegError(call: "av_buffer_create", code: obscura_averror(ENOMEM))
         }

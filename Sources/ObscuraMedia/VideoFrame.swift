@@ -1,3 +1,4 @@
+import ObscuraSystem
 import Synchronization
 
 /// A size in pixels.
@@ -54,6 +55,12 @@ public struct FrameMetadata: Sendable, Equatable {
     public var lux: Double?
     public var frameDuration: Duration?
     public var lensPosition: Double?
+    /// Every metadata entry the camera reported, by libcamera control name
+    /// (e.g. "Brightness", "SensorTimestamp", "ColourGains").
+    public var values: [String: [Double]] = [:]
+    /// The controls the request that made this frame carried (libcamera
+    /// applies a request's controls to its frame), by name.
+    public var requestControls: [String: [Double]] = [:]
     public init() {}
 }
 
@@ -70,11 +77,15 @@ public final class VideoFrame: @unchecked Sendable {
     /// Sensor timestamp (start of exposure), CLOCK_BOOTTIME/MONOTONIC nanoseconds.
     public let timestampNanoseconds: UInt64
     public let metadata: FrameMetadata
+    /// Whether the planes are dmabufs whose CPU access is bracketed with
+    /// DMA_BUF_IOCTL_SYNC (camera buffers are; memfd and heap memory are not).
+    public let needsCPUSync: Bool
     private let release: (@Sendable () -> Void)?
 
     public init(format: PixelFormat, size: PixelSize, planes: [FramePlane], dmabufs: [DmaBufPlane] = [],
                 sequence: UInt32, timestampNanoseconds: UInt64, metadata: FrameMetadata = FrameMetadata(),
-                release: (@Sendable () -> Void)? = nil) {
+                needsCPUSync: Bool = false, release: (@Sendable () -> Void)? = nil) {
+        self.needsCPUSync = needsCPUSync
         self.format = format
         self.size = size
         self.planes = planes
@@ -86,6 +97,25 @@ public final class VideoFrame: @unchecked Sendable {
     }
 
     deinit { release?() }
+
+    /// Begins CPU reads of the planes (DMA_BUF_IOCTL_SYNC start on each dmabuf).
+    /// Pair with `endCPUAccess`. Failures are not fatal: the mapping stays valid.
+    public func beginCPUAccess() {
+        guard needsCPUSync else { return }
+        for fd in Set(dmabufs.map(\.fd)) { try? Syscalls.dmabufSync(fd, start: true) }
+    }
+
+    public func endCPUAccess() {
+        guard needsCPUSync else { return }
+        for fd in Set(dmabufs.map(\.fd)) { try? Syscalls.dmabufSync(fd, start: false) }
+    }
+
+    /// Runs `body` with CPU access to the planes, bracketed by DMA_BUF_IOCTL_SYNC.
+    public func withCPUAccess<R>(_ body: ([FramePlane]) throws -> R) rethrows -> R {
+        beginCPUAccess()
+        defer { endCPUAccess() }
+        return try body(planes)
+    }
 }
 
 /// Counts every CPU copy of pixels on a path, with the bytes copied, so that

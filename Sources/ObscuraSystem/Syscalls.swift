@@ -57,3 +57,24 @@ public final class MemoryMapping: @unchecked Sendable {
 
     deinit { munmap(base, length) }
 }
+
+import CSystem
+
+extension Syscalls {
+    /// Brackets CPU access to a dmabuf (DMA_BUF_IOCTL_SYNC), so caches are
+    /// coherent with the device that wrote it.
+    public static func dmabufSync(_ fd: Int32, start: Bool, write: Bool = false) throws(SystemError) {
+        if obscura_dmabuf_sync(fd, start ? 1 : 0, write ? 1 : 0) != 0 {
+            throw SystemError.errno("ioctl(DMA_BUF_IOCTL_SYNC)", "fd \(fd) \(start ? "start" : "end")")
+        }
+    }
+
+    /// An anonymous memory file (memfd), for buffers that behave like dmabufs.
+    public static func memfd(_ name: String, size: Int) throws(SystemError) -> OwnedFileDescriptor {
+        let fd = obscura_memfd(name)
+        if fd < 0 { throw SystemError.errno("memfd_create", name) }
+        let owned = OwnedFileDescriptor(adopting: fd)
+        if ftruncate(fd, off_t(size)) != 0 { throw SystemError.errno("ftruncate", "\(name) to \(size) bytes") }
+        return owned
+    }
+}

@@ -6,7 +6,7 @@ struct Obscura: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "obscura",
         abstract: "A camera recorder for single-board Linux computers.",
-        subcommands: [DevicesCommand.self, RecordCommand.self, GPIOCommand.self])
+        subcommands: [DevicesCommand.self, RecordCommand.self, StreamCommand.self, GPIOCommand.self])
 }
 
 /// Messages for people go to standard error; results to standard output.

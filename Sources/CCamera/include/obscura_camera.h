@@ -108,11 +108,17 @@ typedef struct {
     double min, max, def; /* numeric controls; NaN when not numeric */
     int32_t value_count;  /* enumerated values (e.g. AfMode), 0 when a range */
     double values[16];
+    int32_t rect_max[4];  /* rectangle controls (ScalerCrop): the largest, x y w h */
 } oc_control_info;
 
 /* Controls the camera offers. Same counting convention as oc_manager_formats. */
 int oc_manager_controls(oc_manager *manager, int camera_index,
                         oc_control_info *out, int max);
+
+/* Camera hot-plug: `added` is 1 when a camera appears, 0 when it goes. Runs on
+ * libcamera's thread. The manager's camera list is refreshed before the call. */
+typedef void (*oc_hotplug_fn)(void *context, int added, const char *id);
+void oc_manager_set_hotplug(oc_manager *manager, oc_hotplug_fn fn, void *context);
 
 /* --- An acquired camera: Acquired → Configured → Running ------------------ */
 
@@ -128,6 +134,12 @@ typedef struct {
     uint32_t buffer_count;  /* 0: the camera's default */
 } oc_stream_request;
 
+/* Camera-wide options applied with the configuration. */
+typedef struct {
+    int32_t rotation;  /* 0, 90, 180, 270 (clockwise) */
+    int32_t mirror;    /* 1: horizontal flip */
+} oc_config_options;
+
 typedef struct {
     uint32_t fourcc;
     uint32_t width, height;
@@ -142,6 +154,7 @@ typedef struct {
  * negative errno. An invalid configuration is not applied. */
 int oc_camera_configure(oc_camera *camera, const oc_stream_request *requests,
                         int count, oc_stream_result *result,
+                        oc_config_options *options, /* in: asked; out: applied */
                         char *err, size_t errlen);
 
 typedef struct {
@@ -196,12 +209,23 @@ typedef struct {
     float lens_position;
     int32_t af_state;
     int32_t ae_locked;
+    /* Every scalar (or up to 4-element) metadata entry, by control id. */
+    uint32_t entry_count;
+    struct oc_metadata_entry {
+        uint32_t id;
+        uint32_t count;
+        uint32_t requested; /* 1: a control the request carried, 0: metadata */
+        double values[4];
+    } entries[40];
 } oc_completion;
+
+/* The name of a control or metadata id (from libcamera's control list), or NULL. */
+const char *oc_control_name(uint32_t id);
 
 typedef void (*oc_completion_fn)(void *context, const oc_completion *completion);
 
 /* Starts streaming and queues one request per buffer of stream 0. Pending
- * controls go with the start. */
+ * controls go with the first request. */
 int oc_camera_start(oc_camera *camera, oc_completion_fn fn, void *context,
                     char *err, size_t errlen);
 /* Gives a completed request back to the camera (with pending controls). */

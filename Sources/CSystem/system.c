@@ -1,0 +1,28 @@
+#define _GNU_SOURCE
+#include "obscura_system.h"
+#include <linux/dma-buf.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <errno.h>
+
+int obscura_ioctl(int fd, unsigned long request, void *arg)
+{
+    int r;
+    do {
+        r = ioctl(fd, request, arg);
+    } while (r < 0 && errno == EINTR);
+    return r;
+}
+
+int obscura_dmabuf_sync(int fd, int start, int write)
+{
+    struct dma_buf_sync sync = { 0 };
+    sync.flags = (start ? DMA_BUF_SYNC_START : DMA_BUF_SYNC_END) |
+                 (write ? DMA_BUF_SYNC_RW : DMA_BUF_SYNC_READ);
+    return obscura_ioctl(fd, DMA_BUF_IOCTL_SYNC, &sync);
+}
+
+int obscura_memfd(const char *name)
+{
+    return memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+}

@@ -1,0 +1,47 @@
+import ObscuraMedia
+
+/// Something a session delivers frames to. Each output owns a queue whose
+/// policy says what to drop when it falls behind, so a slow output never
+/// stalls the camera or another output.
+public protocol CaptureOutput: AnyObject, Sendable {
+    /// The output's queue; the session pushes frames into it.
+    var queue: FrameQueue { get }
+    /// A pixel format the output would like the camera to deliver, if it has one.
+    var preferredPixelFormat: PixelFormat? { get }
+}
+
+/// The input side of a session: a device.
+public final class CaptureDeviceInput: Sendable {
+    public let device: CaptureDevice
+    public init(device: CaptureDevice) { self.device = device }
+}
+
+/// Connects the session's input to one output; carries rotation and mirroring.
+public final class CaptureConnection: @unchecked Sendable {
+    public let output: any CaptureOutput
+    /// Clockwise degrees: 0, 90, 180 or 270. Applied by the camera when it can
+    /// (libcamera Transform/Orientation); otherwise reported as an adjustment.
+    public var videoRotationAngle: Int = 0
+    public var isVideoMirrored = false
+    public var isEnabled = true
+    init(output: any CaptureOutput) { self.output = output }
+}
+
+/// Frames for the application, like AVFoundation's video data output.
+///
+/// By default late frames are discarded (latest only); with
+/// `alwaysDiscardsLateVideoFrames = false` up to `queueDepth` frames wait in
+/// order and frames arriving when it is full are dropped and counted.
+public final class VideoDataOutput: CaptureOutput, @unchecked Sendable {
+    public let queue: FrameQueue
+    public let preferredPixelFormat: PixelFormat?
+
+    public init(pixelFormat: PixelFormat? = nil, alwaysDiscardsLateVideoFrames: Bool = true, queueDepth: Int = 3) {
+        preferredPixelFormat = pixelFormat
+        queue = FrameQueue(policy: alwaysDiscardsLateVideoFrames ? .latestOnly : .bounded(queueDepth))
+    }
+
+    /// The frames, as they come. Iterate from one task; it ends when the session stops.
+    public var frames: FrameSequence { FrameSequence(queue: queue) }
+    public var droppedFrameCount: Int { queue.drops }
+}

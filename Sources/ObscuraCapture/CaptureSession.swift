@@ -1,0 +1,463 @@
+import Dispatch
+import ObscuraCamera
+import ObscuraMedia
+import ObscuraSystem
+import Synchronization
+
+/// A capture session: one input, any number of outputs, one camera stream
+/// fanned out to every output's queue.
+///
+/// ```
+///                    startRunning                 stopRunning
+///        ┌─────────┐ ───────────► ┌─────────┐ ─────────────────► ┌─────────┐
+///        │ stopped │              │ running │                    │ stopped │
+///        └─────────┘ ◄─────────── └─────────┘                    └─────────┘
+///             ▲      stopRunning    │     ▲
+///             │                     │     │ the camera is back:
+///             │         camera gone │     │ restarted automatically
+///             │      or failing     ▼     │ (interruptionEnded)
+///             │ stopRunning   ┌─────────────┐
+///             └────────────── │ interrupted │
+///                             └─────────────┘
+/// ```
+/// `beginConfiguration`/`commitConfiguration` may nest in any state; the
+/// outermost commit applies every change in one libcamera configure (stopping
+/// and restarting the camera when running). `startRunning` when running, and
+/// `stopRunning` or a commit without a matching begin, throw.
+///
+/// Thread-safety: calls are serialised on the session; frames are pushed into
+/// output queues on the camera's thread; events arrive on `events()` streams.
+public final class CaptureSession: @unchecked Sendable {
+    public enum Preset: String, Sendable, CaseIterable {
+        /// The largest video format up to 1920x1080.
+        case high
+        /// The largest still format, still-capture role.
+        case photo
+        case hd1920x1080, hd1280x720, vga640x480
+        /// Leave the device's activeFormat as it is (needed for ProRes, TN3104).
+        case inputPriority
+    }
+
+    public enum State: String, Sendable { case stopped, running, interrupted }
+
+    public enum InterruptionReason: String, Sendable {
+        /// The camera went away (hot-unplug, driver unbound).
+        case deviceUnavailable
+        /// Its requests complete with errors.
+        case requestsFailing
+        /// It stopped delivering frames.
+        case noFrames
+    }
+
+    public enum Event: Sendable, Equatable {
+        case didStartRunning
+        case didStopRunning
+        case runtimeError(String)
+        case wasInterrupted(InterruptionReason)
+        case interruptionEnded
+    }
+
+    private let lock = Mutex<Void>(())
+    private let work = DispatchQueue(label: "obscura.capture-session")
+    private var _state: State = .stopped
+    private var depth = 0
+    private var dirty = false
+    private var _preset: Preset = .high
+    private var _input: CaptureDeviceInput?
+    private var _connections: [CaptureConnection] = []
+    private var _configuration: CameraConfiguration?
+    private var requests: [StreamRequest] = []
+    private var availabilityToken: Int?
+    private var subscribers: [Int: AsyncStream<Event>.Continuation] = [:]
+    private var nextSubscriber = 0
+    private let delivered = Atomic<Int>(0)
+    private let failures = Atomic<Int>(0)
+    /// Bumped on every start so a stale failure report is ignored.
+    private let generation = Atomic<Int>(0)
+    /// Monotonic nanoseconds of the last frame, for the watchdog.
+    private let lastFrame = Atomic<UInt64>(0)
+    private var watchdog: (any DispatchSourceTimer)?
+    /// True while the camera is closed after announcing it went away.
+    private var availabilityClosed = false
+    /// How long without a frame counts as an interruption.
+    public var stallTimeout: Duration = .milliseconds(600)
+    /// Log lines (adjustments, queue capacities) for whoever wants them.
+    public let log: @Sendable (String) -> Void
+
+    public init(log: @escaping @Sendable (String) -> Void = { _ in }) { self.log = log }
+
+    // MARK: Events
+
+    /// A new stream of the session's events (each call gets its own).
+    public func events() -> AsyncStream<Event> {
+        let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(64))
+        lock.withLock { _ in
+            nextSubscriber += 1
+            let token = nextSubscriber
+            subscribers[token] = continuation
+            continuation.onTermination = { [weak self] _ in
+                self?.lock.withLock { _ in _ = self?.subscribers.removeValue(forKey: token) }
+            }
+        }
+        return stream
+    }
+
+    private func emit(_ event: Event) {
+        let targets = lock.withLock { _ in Array(subscribers.values) }
+        for t in targets { t.yield(event) }
+    }
+
+    // MARK: Inputs, outputs, connections
+
+    public var state: State { lock.withLock { _ in _state } }
+    public var isRunning: Bool { state == .running }
+    public var isInterrupted: Bool { state == .interrupted }
+    public var inputs: [CaptureDeviceInput] { lock.withLock { _ in _input.map { [$0] } ?? [] } }
+    public var outputs: [any CaptureOutput] { lock.withLock { _ in _connections.map(\.output) } }
+    public var connections: [CaptureConnection] { lock.withLock { _ in _connections } }
+    /// The configuration the camera accepted at the last commit or start.
+    public var activeConfiguration: CameraConfiguration? { lock.withLock { _ in _configuration } }
+    /// Frames the camera delivered since the session was created.
+    public var deliveredFrameCount: Int { delivered.load(ordering: .relaxed) }
+
+    public var sessionPreset: Preset { lock.withLock { _ in _preset } }
+
+    public func canSetSessionPreset(_ preset: Preset) -> Bool {
+        guard let device = inputs.first?.device else { return true }
+        return Self.format(for: preset, device: device) != nil
+    }
+
+    public func setSessionPreset(_ preset: Preset) throws {
+        guard canSetSessionPreset(preset) else {
+            throw CaptureError.configurationInvalid("preset \(preset.rawValue) has no matching format on \(inputs.first!.device)")
+        }
+        try change { _preset = preset }
+    }
+
+    public func canAddInput(_ input: CaptureDeviceInput) -> Bool { lock.withLock { _ in _input == nil } }
+
+    public func addInput(_ input: CaptureDeviceInput) throws {
+        guard canAddInput(input) else {
+            throw CaptureError.cannotAddInput("the session already has an input (\(inputs.first!.device)); one camera per session")
+        }
+        try change { _input = input }
+    }
+
+    public func removeInput(_ input: CaptureDeviceInput) throws {
+        try change { if _input === input { _input = nil } }
+    }
+
+    public func canAddOutput(_ output: any CaptureOutput) -> Bool {
+        lock.withLock { _ in !_connections.contains { $0.output === output } }
+    }
+
+    /// Adds an output and returns its connection.
+    @discardableResult
+    public func addOutput(_ output: any CaptureOutput) throws -> CaptureConnection {
+        guard canAddOutput(output) else { throw CaptureError.cannotAddOutput("the output is already in the session") }
+        let connection = CaptureConnection(output: output)
+        try change { _connections.append(connection) }
+        if isRunning { output.queue.reopen() }
+        return connection
+    }
+
+    public func removeOutput(_ output: any CaptureOutput) throws {
+        try change { _connections.removeAll { $0.output === output } }
+        output.queue.close()
+    }
+
+    // MARK: Configuration transaction
+
+    public func beginConfiguration() { lock.withLock { _ in depth += 1 } }
+
+    /// Applies every change since the outermost `beginConfiguration` in one
+    /// libcamera configure.
+    public func commitConfiguration() throws {
+        let apply = try lock.withLock { _ -> Bool in
+            guard depth > 0 else {
+                throw CaptureError.wrongState(call: "commitConfiguration", state: "not configuring", allowed: "after beginConfiguration")
+            }
+            depth -= 1
+            return depth == 0 && dirty
+        }
+        if apply { try reconfigure() }
+    }
+
+    /// A change outside a transaction applies at once.
+    private func change(_ body: () throws -> Void) throws {
+        let apply = try lock.withLock { _ -> Bool in
+            try body()
+            dirty = true
+            return depth == 0
+        }
+        if apply { try reconfigure() }
+    }
+
+    private func reconfigure() throws {
+        let running = lock.withLock { _ in
+            dirty = false
+            return _state == .running
+        }
+        guard running else { return } // applied at start
+        try work.sync {
+            let device = try requireInput()
+            try? device.source.stop()
+            try configureAndStart(device)
+        }
+    }
+
+    private func requireInput() throws -> CaptureDevice {
+        guard let device = lock.withLock({ _ in _input?.device }) else { throw CaptureError.noInput }
+        return device
+    }
+
+    // MARK: Running
+
+    public func startRunning() throws {
+        try work.sync {
+            let device = try requireInput()
+            try lock.withLock { _ in
+                guard _state == .stopped else {
+                    throw CaptureError.wrongState(call: "startRunning", state: _state.rawValue, allowed: "stopped")
+                }
+            }
+            try device.source.open()
+            do {
+                try configureAndStart(device)
+            } catch {
+                device.source.close()
+                throw error
+            }
+            let token = device.source.observeAvailability { [weak self] available in
+                guard let session = self else { return }
+                session.work.async { session.availabilityChanged(available) }
+            }
+            lock.withLock { _ in
+                availabilityToken = token
+                _state = .running
+            }
+            startWatchdog()
+        }
+        emit(.didStartRunning)
+    }
+
+    public func stopRunning() throws {
+        try work.sync {
+            let (device, token, silent) = try lock.withLock { _ -> (CaptureDevice?, Int?, Bool) in
+                guard _state != .stopped else {
+                    throw CaptureError.wrongState(call: "stopRunning", state: _state.rawValue, allowed: "running or interrupted")
+                }
+                let silent = _state == .interrupted && !availabilityClosed
+                _state = .stopped
+                availabilityClosed = false
+                defer { availabilityToken = nil }
+                return (_input?.device, availabilityToken, silent)
+            }
+            watchdog?.cancel()
+            watchdog = nil
+            if let device {
+                if let token { device.source.stopObservingAvailability(token) }
+                if silent {
+                    // A camera that went silent is left alone: stopping one whose
+                    // device vanished trips libcamera's assertions.
+                    log("the camera stopped responding; it is left as it is until the process ends")
+                } else {
+                    try? device.source.stop()
+                    device.source.close()
+                }
+                device.stopped()
+            }
+            for c in connections { c.output.queue.close() }
+        }
+        emit(.didStopRunning)
+    }
+
+    /// Derives the stream from the preset, the device and the outputs; configures
+    /// the camera once; sizes the queues from its buffers; starts it.
+    private func configureAndStart(_ device: CaptureDevice) throws {
+        let (preset, connections) = lock.withLock { _ in (_preset, _connections) }
+        guard let format = Self.format(for: preset, device: device, preferring: connections.compactMap(\.output.preferredPixelFormat)) else {
+            throw CaptureError.configurationInvalid("no format of \(device) fits preset \(preset.rawValue)")
+        }
+        let role: StreamRole = preset == .photo ? .stillCapture : .videoRecording
+        let held = connections.reduce(0) { sum, c in
+            switch c.output.queue.policy {
+            case .latestOnly, .oneShot: sum + 1
+            case .bounded(let n): sum + n
+            }
+        }
+        let request = StreamRequest(role: role, pixelFormat: format.pixelFormat, size: format.dimensions,
+                                    bufferCount: max(4, held + 2))
+        let first = connections.first
+        let configuration = try device.source.configure([request], rotation: first?.videoRotationAngle ?? 0,
+                                                        mirrored: first?.isVideoMirrored ?? false)
+        guard configuration.status != .invalid, let stream = configuration.streams.first else {
+            throw CaptureError.configurationInvalid(configuration.adjustments.joined(separator: "; "))
+        }
+        for adjustment in configuration.adjustments { log("the camera adjusted the configuration: \(adjustment)") }
+        if preset != .inputPriority || device.activeFormat == nil {
+            let resolved = device.formats.first { $0.pixelFormat == stream.pixelFormat && $0.dimensions == stream.size }
+                ?? CaptureDevice.Format(pixelFormat: stream.pixelFormat, dimensions: stream.size,
+                                        frameDurationRange: format.frameDurationRange, roles: [role])
+            device.noteActiveFormat(resolved)
+        }
+        // Queues share the buffers: one stays with the camera, latest-only and
+        // one-shot queues hold one each, bounded queues split the rest.
+        let bounded = connections.filter { if case .bounded = $0.output.queue.policy { true } else { false } }
+        let fixed = connections.count - bounded.count
+        let spare = max(bounded.count, stream.bufferCount - 1 - fixed)
+        for c in bounded {
+            guard case .bounded(let wanted) = c.output.queue.policy else { continue }
+            let capacity = min(wanted, max(1, spare / bounded.count))
+            c.output.queue.setCapacity(capacity)
+            if capacity < wanted { log("an output queue holds \(capacity) frames, not \(wanted): the camera has \(stream.bufferCount) buffers") }
+        }
+        lock.withLock { _ in
+            _configuration = configuration
+            requests = [request]
+        }
+        for (name, values) in device.controlsForStart().sorted(by: { $0.key < $1.key }) {
+            try device.source.setControl(name, values)
+        }
+        for c in connections { c.output.queue.reopen() }
+        let run = generation.add(1, ordering: .relaxed).newValue
+        failures.store(0, ordering: .relaxed)
+        lastFrame.store(Self.now(), ordering: .relaxed)
+        try device.source.start(handler: { [weak self] frame in
+            self?.deliver(frame)
+        }, failed: { [weak self] _ in
+            self?.requestFailed(generation: run)
+        })
+    }
+
+    /// Fan-out, on the camera's thread: never blocks.
+    private func deliver(_ item: CameraFrame) {
+        guard item.stream == 0 else { return }
+        delivered.add(1, ordering: .relaxed)
+        failures.store(0, ordering: .relaxed)
+        lastFrame.store(Self.now(), ordering: .relaxed)
+        let (targets, interrupted) = lock.withLock { _ in (_connections.filter(\.isEnabled), _state == .interrupted) }
+        if interrupted { work.async { [weak self] in self?.stallEnded() } }
+        for c in targets { c.output.queue.push(item.frame) }
+    }
+
+    private func requestFailed(generation run: Int) {
+        let count = failures.add(1, ordering: .relaxed).newValue
+        guard count == 3, run == generation.load(ordering: .relaxed) else { return }
+        work.async { [weak self] in self?.interrupt(.requestsFailing) }
+    }
+
+    // MARK: Interruptions
+
+    /// On the work queue: checks every 100 ms that frames still arrive. The
+    /// limit is `stallTimeout` or four frame durations, whichever is longer.
+    private func startWatchdog() {
+        watchdog?.cancel()
+        let timer = DispatchSource.makeTimerSource(queue: work)
+        timer.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
+        timer.setEventHandler { [weak self] in
+            guard let self, self.state == .running else { return }
+            var limit = UInt64(self.stallTimeout.seconds * 1e9)
+            if let slowest = self.inputs.first?.device.activeVideoMaxFrameDuration {
+                limit = max(limit, UInt64(slowest.seconds * 4e9))
+            }
+            if Self.now() &- self.lastFrame.load(ordering: .relaxed) > limit { self.interrupt(.noFrames) }
+        }
+        watchdog = timer
+        timer.resume()
+    }
+
+    static func now() -> UInt64 { SyntheticCamera.monotonicNanoseconds() }
+
+    private func availabilityChanged(_ available: Bool) {
+        if available {
+            resume()
+        } else {
+            interrupt(.deviceUnavailable)
+            lock.withLock { _ in availabilityClosed = true }
+        }
+    }
+
+    /// On the work queue.
+    ///
+    /// A camera that says it went away is stopped and closed, and reopened
+    /// when it says it is back. A camera that merely stops delivering (or
+    /// fails its requests) is left alone — stopping a camera whose device
+    /// vanished trips libcamera's own assertions — and the interruption ends
+    /// when its frames flow again.
+    private func interrupt(_ reason: InterruptionReason) {
+        guard let device = lock.withLock({ _ -> CaptureDevice? in
+            guard _state == .running else { return nil }
+            _state = .interrupted
+            return _input?.device
+        }) else { return }
+        let what = switch reason {
+        case .deviceUnavailable: "the camera \(device.uniqueID) went away"
+        case .requestsFailing: "the camera's requests are failing"
+        case .noFrames: "the camera delivered no frame for \(stallTimeout)"
+        }
+        if reason == .deviceUnavailable {
+            try? device.source.stop()
+            device.source.close()
+            device.stopped()
+        }
+        emit(.runtimeError(what))
+        emit(.wasInterrupted(reason))
+    }
+
+    /// A frame arrived while interrupted by a stall: the camera is back.
+    private func stallEnded() {
+        let ended = lock.withLock { _ -> Bool in
+            guard _state == .interrupted, availabilityClosed == false else { return false }
+            _state = .running
+            return true
+        }
+        if ended { emit(.interruptionEnded) }
+    }
+
+    /// On the work queue: the camera is back; restart as configured.
+    private func resume() {
+        guard let device = lock.withLock({ _ -> CaptureDevice? in
+            _state == .interrupted && availabilityClosed ? _input?.device : nil
+        }) else { return }
+        do {
+            try device.source.open()
+            try configureAndStart(device)
+            lock.withLock { _ in
+                _state = .running
+                availabilityClosed = false
+            }
+            emit(.interruptionEnded)
+        } catch {
+            device.source.close()
+            log("the camera came back but could not restart: \(error)")
+        }
+    }
+
+    // MARK: Presets
+
+    static func format(for preset: Preset, device: CaptureDevice, preferring wanted: [PixelFormat] = []) -> CaptureDevice.Format? {
+        if preset == .inputPriority, let active = device.activeFormat { return active }
+        let role: StreamRole = preset == .photo ? .stillCapture : .videoRecording
+        let candidates = device.formats.filter { $0.roles.contains(role) && !$0.isRaw }
+        guard !candidates.isEmpty else { return nil }
+        // Pixel format: what an output asks for if offered, else NV12, else the camera's first.
+        let offered = Set(candidates.map(\.pixelFormat))
+        let pixelFormat = wanted.first { offered.contains($0) }
+            ?? (offered.contains(.nv12) ? .nv12 : candidates[0].pixelFormat)
+        let sizes = candidates.filter { $0.pixelFormat == pixelFormat }
+        func exactly(_ w: Int, _ h: Int) -> CaptureDevice.Format? {
+            sizes.first { $0.dimensions == PixelSize(width: w, height: h) }
+        }
+        switch preset {
+        case .hd1920x1080: return exactly(1920, 1080)
+        case .hd1280x720: return exactly(1280, 720)
+        case .vga640x480: return exactly(640, 480)
+        case .photo: return sizes.max { $0.dimensions < $1.dimensions }
+        case .high, .inputPriority:
+            let limit = PixelSize(width: 1920, height: 1080)
+            return sizes.filter { $0.dimensions.width <= limit.width && $0.dimensions.height <= limit.height }
+                .max { $0.dimensions < $1.dimensions } ?? sizes.min { $0.dimensions < $1.dimensions }
+        }
+    }
+}

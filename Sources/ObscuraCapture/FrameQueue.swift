@@ -1,0 +1,157 @@
+import ObscuraMedia
+import Synchronization
+
+/// One output's queue of frames, filled on the camera's thread and drained by
+/// one consumer. Pushing never blocks: when the queue is full the policy
+/// decides what to drop, and every drop is counted. Holding a frame holds a
+/// camera buffer, so capacities are small and set by the session from the
+/// camera's buffer count.
+public final class FrameQueue: Sendable {
+    public enum Policy: Sendable, Equatable, CustomStringConvertible {
+        /// Keep only the newest frame (preview): a new frame replaces an unread one.
+        case latestOnly
+        /// Keep up to `n` frames in order (recorders); frames that arrive when
+        /// full are dropped and counted.
+        case bounded(Int)
+        /// Take one frame when armed, then nothing until armed again (photo).
+        case oneShot
+
+        public var description: String {
+            switch self {
+            case .latestOnly: "latest only"
+            case .bounded(let n): "bounded(\(n))"
+            case .oneShot: "one shot"
+            }
+        }
+    }
+
+    private struct State {
+        var frames: [VideoFrame] = []
+        var capacity: Int
+        var waiter: CheckedContinuation<VideoFrame?, Never>?
+        var closed = false
+        var armed = false
+    }
+
+    public let policy: Policy
+    private let state: Mutex<State>
+    private let dropCount = Atomic<Int>(0)
+    private let pushCount = Atomic<Int>(0)
+
+    public init(policy: Policy) {
+        self.policy = policy
+        let capacity = switch policy {
+        case .latestOnly, .oneShot: 1
+        case .bounded(let n): max(1, n)
+        }
+        state = Mutex(State(capacity: capacity))
+    }
+
+    /// Frames dropped by the policy so far.
+    public var drops: Int { dropCount.load(ordering: .relaxed) }
+    /// Frames offered to the queue so far.
+    public var offered: Int { pushCount.load(ordering: .relaxed) }
+    public var capacity: Int { state.withLock { $0.capacity } }
+    public var count: Int { state.withLock { $0.frames.count } }
+
+    /// Sets how many frames a bounded queue may hold (the session derives it
+    /// from the camera's buffers). Surplus frames are dropped and counted.
+    public func setCapacity(_ capacity: Int) {
+        let dropped: [VideoFrame] = state.withLock { s in
+            guard case .bounded = policy else { return [] }
+            s.capacity = max(1, capacity)
+            guard s.frames.count > s.capacity else { return [] }
+            let surplus = Array(s.frames.prefix(s.frames.count - s.capacity))
+            s.frames.removeFirst(surplus.count)
+            return surplus
+        }
+        if !dropped.isEmpty { dropCount.add(dropped.count, ordering: .relaxed) }
+    }
+
+    /// Arms a one-shot queue for the next frame.
+    public func arm() { state.withLock { $0.armed = true } }
+
+    /// Offers a frame. Never blocks. A frame not kept is released at once
+    /// (and goes back to the camera).
+    public func push(_ frame: VideoFrame) {
+        pushCount.add(1, ordering: .relaxed)
+        var resume: CheckedContinuation<VideoFrame?, Never>?
+        var released: VideoFrame?
+        var dropped = false
+        state.withLock { s in
+            if s.closed { released = frame; return }
+            if policy == .oneShot {
+                guard s.armed else { released = frame; return }
+                s.armed = false
+            }
+            if let waiter = s.waiter {
+                s.waiter = nil
+                resume = waiter
+                return
+            }
+            switch policy {
+            case .latestOnly, .oneShot:
+                if let old = s.frames.first { released = old; dropped = true }
+                s.frames = [frame]
+            case .bounded:
+                if s.frames.count >= s.capacity {
+                    released = frame
+                    dropped = true
+                } else {
+                    s.frames.append(frame)
+                }
+            }
+        }
+        if dropped { dropCount.add(1, ordering: .relaxed) }
+        _ = released // released here, outside the lock
+        resume?.resume(returning: frame)
+    }
+
+    /// The next frame, waiting for one; nil once the queue is closed and empty,
+    /// or when the waiting task is cancelled. One consumer at a time.
+    public func next() async -> VideoFrame? {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<VideoFrame?, Never>) in
+                let ready: VideoFrame?? = state.withLock { s in
+                    if !s.frames.isEmpty { return .some(s.frames.removeFirst()) }
+                    if s.closed || Task.isCancelled { return .some(nil) }
+                    precondition(s.waiter == nil, "FrameQueue has one consumer")
+                    s.waiter = continuation
+                    return .none
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        } onCancel: {
+            let waiter = state.withLock { s -> CheckedContinuation<VideoFrame?, Never>? in
+                defer { s.waiter = nil }
+                return s.waiter
+            }
+            waiter?.resume(returning: nil)
+        }
+    }
+
+    /// Ends the queue: a waiting consumer gets nil, queued frames are released.
+    public func close() {
+        let (waiter, frames) = state.withLock { s -> (CheckedContinuation<VideoFrame?, Never>?, [VideoFrame]) in
+            s.closed = true
+            defer { s.waiter = nil; s.frames = [] }
+            return (s.waiter, s.frames)
+        }
+        _ = frames
+        waiter?.resume(returning: nil)
+    }
+
+    /// Opens the queue again (a session restarting).
+    public func reopen() { state.withLock { $0.closed = false } }
+}
+
+/// Frames of a queue as an async sequence.
+public struct FrameSequence: AsyncSequence, Sendable {
+    public typealias Element = VideoFrame
+    let queue: FrameQueue
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let queue: FrameQueue
+        public mutating func next() async -> VideoFrame? { await queue.next() }
+    }
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(queue: queue) }
+}

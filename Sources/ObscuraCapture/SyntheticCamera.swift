@@ -1,0 +1,268 @@
+import Dispatch
+import ObscuraCamera
+import ObscuraMedia
+import ObscuraSystem
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A camera made of memory: a moving test pattern with real (monotonic)
+/// timestamps, in memfd-backed buffers of the same frame type the real camera
+/// delivers, returned to its pool when their last holder lets go. It offers
+/// the controls a Raspberry Pi camera does and reports them in the metadata,
+/// and can be "unplugged" to exercise interruptions. For tests and for
+/// running every output off the board.
+public final class SyntheticCamera: FrameSource, @unchecked Sendable {
+    public let id: String
+    public let formats: [PixelFormat]
+    public let sizes: [PixelSize]
+
+    private let lock = Mutex<Void>(())
+    private let queue = DispatchQueue(label: "obscura.synthetic-camera")
+    private var timer: (any DispatchSourceTimer)?
+    private var config: StreamConfiguration?
+    private var buffers: [SyntheticBuffer] = []
+    private var free: [Int] = []
+    private var sequence: UInt32 = 0
+    private var controls: [String: [Double]] = [:]
+    private var handler: (@Sendable (CameraFrame) -> Void)?
+    private var isOpen = false
+    private var connected = true
+    private var observers: [Int: @Sendable (Bool) -> Void] = [:]
+    private var nextToken = 0
+    /// Frames the camera skipped because every buffer was held downstream.
+    public private(set) var skippedFrames = 0
+
+    public init(id: String = "synthetic:0", formats: [PixelFormat] = [.nv12, .bgr888, .yuyv, .xrgb8888],
+                sizes: [PixelSize] = [PixelSize(width: 320, height: 240), PixelSize(width: 640, height: 480),
+                                      PixelSize(width: 1280, height: 720), PixelSize(width: 1920, height: 1080)]) {
+        self.id = id
+        self.formats = formats
+        self.sizes = sizes
+    }
+
+    public var cameraDescription: CameraDescription {
+        let list = formats.map { f in
+            CameraFormat(pixelFormat: f, sizes: sizes, minimumSize: sizes.min()!, maximumSize: sizes.max()!,
+                         horizontalStep: 0, verticalStep: 0)
+        }
+        func control(_ name: String, _ min: Double, _ max: Double, _ def: Double, values: [Double] = [], array: Bool = false,
+                     rect: [Int]? = nil) -> CameraControlInfo {
+            CameraControlInfo(id: 0, name: name, minimum: min, maximum: max, defaultValue: def, values: values,
+                              isArray: array, maximumRectangle: rect)
+        }
+        let largest = sizes.max()!
+        return CameraDescription(
+            id: id, model: "Synthetic test pattern", position: .external, rotation: 0,
+            frameDurationRange: .microseconds(16_666) ... .microseconds(1_000_000),
+            pixelArraySize: largest,
+            formats: [.videoRecording: list, .stillCapture: list, .viewfinder: list],
+            controls: [
+                control("AeEnable", 0, 1, 1),
+                control("ExposureTime", 100, 1_000_000, 10_000),
+                control("AnalogueGain", 1, 16, 1),
+                control("ExposureValue", -8, 8, 0),
+                control("AfMode", 0, 2, 0, values: [0, 1, 2]),
+                control("AfTrigger", 0, 1, 0, values: [0, 1]),
+                control("AfMetering", 0, 1, 0, values: [0, 1]),
+                control("AfWindows", 0, 0, 0, array: true, rect: [0, 0, largest.width, largest.height]),
+                control("LensPosition", 0, 15, 1),
+                control("ScalerCrop", 0, 0, 0, rect: [0, 0, largest.width, largest.height]),
+                control("Brightness", -1, 1, 0),
+                control("Contrast", 0, 2, 1),
+                control("Saturation", 0, 2, 1),
+                control("FrameDurationLimits", 16_666, 1_000_000, 33_333, array: true),
+            ])
+    }
+
+    public func open() throws {
+        try lock.withLock { _ in
+            guard connected else { throw CaptureError.deviceUnavailable(id) }
+            isOpen = true
+        }
+    }
+
+    public func configure(_ requests: [StreamRequest], rotation: Int, mirrored: Bool) throws -> CameraConfiguration {
+        try lock.withLock { _ in
+            guard isOpen, timer == nil else {
+                throw CaptureError.wrongState(call: "configure", state: isOpen ? "running" : "closed", allowed: "open and stopped")
+            }
+            guard let request = requests.first else { throw CameraError.invalidConfiguration("no streams") }
+            var adjustments: [String] = []
+            var format = request.pixelFormat ?? formats[0]
+            if !formats.contains(format) {
+                adjustments.append("stream 0 pixel format \(format) → \(formats[0])")
+                format = formats[0]
+            }
+            var size = request.size ?? PixelSize(width: 640, height: 480)
+            if !sizes.contains(size) {
+                let nearest = sizes.min { abs($0.area - size.area) < abs($1.area - size.area) }!
+                adjustments.append("stream 0 size \(size) → \(nearest)")
+                size = nearest
+            }
+            let count = max(2, min(request.bufferCount ?? 4, 8))
+            if let asked = request.bufferCount, asked != count { adjustments.append("stream 0 buffers \(asked) → \(count)") }
+            if rotation != 0 || mirrored {
+                adjustments.append("rotation \(rotation)°\(mirrored ? " mirrored" : "") → 0° (the camera cannot transform; apply it downstream)")
+            }
+            let info = format.info!
+            let frameSize = info.bytesPerFrame(width: size.width, height: size.height)
+            buffers = try (0..<count).map { try SyntheticBuffer(index: $0, length: frameSize) }
+            free = Array(0..<count)
+            let stream = StreamConfiguration(role: request.role, pixelFormat: format, size: size,
+                                             stride: info.stride(plane: 0, width: size.width), frameSize: frameSize,
+                                             bufferCount: count, fullRange: false)
+            config = stream
+            return CameraConfiguration(status: adjustments.isEmpty ? .valid : .adjusted, streams: [stream],
+                                       adjustments: adjustments, rotation: 0, mirrored: false)
+        }
+    }
+
+    public func start(handler: @escaping @Sendable (CameraFrame) -> Void, failed: @escaping @Sendable (UInt32) -> Void) throws {
+        try lock.withLock { _ in
+            guard isOpen, config != nil, timer == nil else {
+                throw CaptureError.wrongState(call: "start", state: "not configured", allowed: "configured")
+            }
+            self.handler = handler
+            let interval = frameDuration
+            let t = DispatchSource.makeTimerSource(queue: queue)
+            t.schedule(deadline: .now(), repeating: .nanoseconds(Int(interval)), leeway: .milliseconds(1))
+            t.setEventHandler { [weak self] in self?.tick() }
+            timer = t
+            t.resume()
+        }
+    }
+
+    /// Nanoseconds per frame, from FrameDurationLimits (the minimum) or 30 fps.
+    private var frameDuration: UInt64 {
+        if let limits = controls["FrameDurationLimits"], let min = limits.first, min > 0 { return UInt64(min * 1000) }
+        return 33_333_333
+    }
+
+    private func tick() {
+        let made: (CameraFrame, @Sendable (CameraFrame) -> Void)? = lock.withLock { _ in
+            guard let config, let handler, connected, !stalled else { return nil }
+            sequence &+= 1
+            guard let index = free.popLast() else {
+                skippedFrames += 1
+                return nil
+            }
+            let buffer = buffers[index]
+            let brightness = controls["Brightness"]?.first ?? 0
+            buffer.draw(config.pixelFormat, config.size, sequence: sequence, brightness: brightness)
+            var metadata = FrameMetadata()
+            metadata.exposureTime = .microseconds(Int64(controls["ExposureTime"]?.first ?? 10_000))
+            metadata.analogueGain = controls["AnalogueGain"]?.first ?? 1
+            metadata.lensPosition = controls["LensPosition"]?.first
+            metadata.frameDuration = .nanoseconds(Int64(frameDuration))
+            for (name, values) in controls { metadata.values[name] = values }
+            let planes = buffer.planes(config.pixelFormat, config.size)
+            let frame = VideoFrame(format: config.pixelFormat, size: config.size, planes: planes,
+                                   dmabufs: [DmaBufPlane(fd: buffer.fd.rawValue, offset: 0, length: buffer.length)],
+                                   sequence: sequence, timestampNanoseconds: Self.monotonicNanoseconds(),
+                                   metadata: metadata, release: { [weak self] in self?.giveBack(index) })
+            return (CameraFrame(stream: 0, frame: frame), handler)
+        }
+        if let (frame, handler) = made { handler(frame) }
+    }
+
+    private func giveBack(_ index: Int) {
+        lock.withLock { _ in if index < buffers.count { free.append(index) } }
+    }
+
+    public func stop() throws {
+        let t = lock.withLock { _ -> (any DispatchSourceTimer)? in
+            defer { timer = nil; handler = nil }
+            return timer
+        }
+        t?.cancel()
+        queue.sync {} // no tick runs after stop returns
+    }
+
+    public func setControl(_ name: String, _ values: [Double]) throws {
+        guard cameraDescription.controls.contains(where: { $0.name == name }) else {
+            throw ShimError(message: "the camera has no control \(name)", code: ENOENT)
+        }
+        lock.withLock { _ in controls[name] = values }
+    }
+
+    public func close() {
+        try? stop()
+        lock.withLock { _ in isOpen = false }
+    }
+
+    public func observeAvailability(_ observer: @escaping @Sendable (Bool) -> Void) -> Int {
+        lock.withLock { _ in
+            nextToken += 1
+            observers[nextToken] = observer
+            return nextToken
+        }
+    }
+
+    public func stopObservingAvailability(_ token: Int) { _ = lock.withLock { _ in observers.removeValue(forKey: token) } }
+
+    public var outstandingFrames: Int { lock.withLock { _ in buffers.count - free.count } }
+
+    /// Stops delivering frames without going away (a hung sensor), or resumes.
+    public func setStalled(_ value: Bool) { lock.withLock { _ in stalled = value } }
+    private var stalled = false
+
+    /// Unplugs (false) or plugs back (true) the camera, as a hot-plug would.
+    public func setConnected(_ value: Bool) {
+        let current = lock.withLock { _ -> [@Sendable (Bool) -> Void] in
+            connected = value
+            if !value { isOpen = false }
+            return Array(observers.values)
+        }
+        if !value { try? stop() }
+        for observer in current { observer(value) }
+    }
+
+    static func monotonicNanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+}
+
+/// One memfd-backed buffer of the synthetic camera.
+final class SyntheticBuffer: @unchecked Sendable {
+    let fd: OwnedFileDescriptor
+    let mapping: MemoryMapping
+    let length: Int
+
+    init(index: Int, length: Int) throws {
+        fd = try Syscalls.memfd("obscura-synthetic-\(index)", size: length)
+        mapping = try MemoryMapping(fd: fd.rawValue, offset: 0, length: length, writable: true)
+        self.length = length
+    }
+
+    func planes(_ format: PixelFormat, _ size: PixelSize) -> [FramePlane] {
+        let info = format.info!
+        var offset = 0
+        return info.planes.indices.map { p in
+            let stride = info.stride(plane: p, width: size.width)
+            let bytes = stride * info.rows(plane: p, height: size.height)
+            defer { offset += bytes }
+            return FramePlane(base: UnsafeRawPointer(mapping.base + offset), stride: stride, length: bytes)
+        }
+    }
+
+    /// Diagonal bands moving two pixels per frame; brightness shifts every sample.
+    func draw(_ format: PixelFormat, _ size: PixelSize, sequence: UInt32, brightness: Double) {
+        let shift = Int(sequence) * 2
+        let lift = Int(brightness * 100)
+        for plane in planes(format, size) {
+            let bytes = UnsafeMutableRawPointer(mutating: plane.base).assumingMemoryBound(to: UInt8.self)
+            let rows = plane.length / plane.stride
+            for y in 0..<rows {
+                let row = bytes + y * plane.stride
+                for x in 0..<plane.stride {
+                    let v = ((x + y + shift) & 0xff) / 2 + 64 + lift
+                    row[x] = UInt8(clamping: v)
+                }
+            }
+        }
+    }
+}

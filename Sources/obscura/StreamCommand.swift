@@ -1,0 +1,149 @@
+import ArgumentParser
+import Foundation
+import ObscuraCamera
+import ObscuraCapture
+import ObscuraMedia
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct StreamCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stream",
+        abstract: "Run a capture session and print each frame and every session event.",
+        discussion: """
+        A check of the camera path: prints one line per frame (sequence, sensor \
+        timestamp, metadata) and the session's events (start, stop, interruptions, \
+        recovery). Ends after --frames frames or --duration seconds, then prints \
+        how many frames were delivered and how many are still held (0: every \
+        frame went back to the camera).
+        """)
+
+    @Option(help: "Camera id; default: the first camera.") var camera: String?
+    @Option(help: "Frame size, e.g. 1280x720; default: the camera's for the preset.") var size: String?
+    @Option(help: "Preset: high, photo, hd1920x1080, hd1280x720, vga640x480.") var preset: String = "high"
+    @Option(help: "Stop after this many frames.") var frames: Int?
+    @Option(help: "Stop after this many seconds.") var duration: Double?
+    @Option(parsing: .upToNextOption, help: "Controls to set, NAME=VALUE (Brightness, Contrast, Saturation, ExposureValue, …).")
+    var set: [String] = []
+    @Flag(help: "Print every metadata entry of each frame.") var metadata = false
+    @Flag(help: "Print nothing per frame (events and the summary only).") var quiet = false
+    @Flag(help: "Print the mean sample value of each frame's first plane.") var stats = false
+
+    func run() async throws {
+        try await Self.reporting { try await stream() }
+    }
+
+    private func stream() async throws {
+        guard frames != nil || duration != nil else { throw UserFacingError("give --frames or --duration") }
+        let devices = try CaptureDevice.devices()
+        guard let device = camera.map({ id in devices.first { $0.uniqueID == id } }) ?? devices.first else {
+            if devices.isEmpty { throw CameraError.noCameras(libcameraVersion: CameraManager.libcameraVersion) }
+            throw CameraError.unknownCamera(id: camera ?? "", available: devices.map(\.uniqueID))
+        }
+        let session = CaptureSession(log: { Log.note($0) })
+        let output = VideoDataOutput(alwaysDiscardsLateVideoFrames: false, queueDepth: 2)
+        session.beginConfiguration()
+        try session.addInput(CaptureDeviceInput(device: device))
+        try session.addOutput(output)
+        if let size {
+            guard let parsed = PixelSize(parsing: size) else { throw UserFacingError("cannot read size \"\(size)\"; write it as WIDTHxHEIGHT") }
+            let offered = device.formats.filter { $0.dimensions == parsed && !$0.isRaw }
+            let chosen = offered.first { $0.pixelFormat == .nv12 } ?? offered.first
+            guard let chosen else {
+                let sizes = Set(device.formats.map(\.dimensions)).sorted().map(\.description)
+                throw UserFacingError("\(device) does not offer \(parsed); sizes: \(sizes.joined(separator: " "))")
+            }
+            try device.withConfigurationLock { try $0.setActiveFormat(chosen) }
+            try session.setSessionPreset(.inputPriority)
+        } else {
+            guard let p = CaptureSession.Preset(rawValue: preset), p != .inputPriority else {
+                throw UserFacingError("unknown preset \"\(preset)\"; allowed: high, photo, hd1920x1080, hd1280x720, vga640x480")
+            }
+            try session.setSessionPreset(p)
+        }
+        try session.commitConfiguration()
+        try device.withConfigurationLock { d in
+            for assignment in set {
+                let parts = assignment.split(separator: "=", maxSplits: 1).map(String.init)
+                guard parts.count == 2, let value = Double(parts[1]) else {
+                    throw UserFacingError("cannot read control \"\(assignment)\"; write NAME=VALUE, e.g. Brightness=0.5")
+                }
+                switch parts[0] {
+                case "Brightness": try d.setImageAdjustment(.brightness, value)
+                case "Contrast": try d.setImageAdjustment(.contrast, value)
+                case "Saturation": try d.setImageAdjustment(.saturation, value)
+                case "ExposureValue": try d.setExposureTargetBias(value)
+                case "LensPosition": try d.setLensPosition(value)
+                case "Zoom": try d.setVideoZoomFactor(value)
+                default:
+                    throw UserFacingError("unknown control \"\(parts[0])\"; allowed: Brightness, Contrast, Saturation, ExposureValue, LensPosition, Zoom")
+                }
+            }
+        }
+
+        let events = session.events()
+        let eventTask = Task {
+            for await event in events {
+                Log.output("event \(event) uptime=\(String(format: "%.3f", Self.uptime()))")
+            }
+        }
+        try session.startRunning()
+        if let configuration = session.activeConfiguration, let stream = configuration.streams.first {
+            Log.output("stream \(stream.pixelFormat) \(stream.size) buffers=\(stream.bufferCount)")
+        }
+        let limit = frames ?? Int.max
+        let deadline = duration.map { ContinuousClock.now + .milliseconds(Int($0 * 1000)) }
+        let stopper = Task {
+            if let deadline {
+                try? await Task.sleep(until: deadline)
+                output.queue.close()
+            }
+        }
+        var count = 0
+        for await frame in output.frames {
+            count += 1
+            if !quiet {
+                var line = "frame seq=\(frame.sequence) ts=\(frame.timestampNanoseconds) \(frame.format) \(frame.size)"
+                if metadata {
+                    func show(_ values: [String: [Double]]) -> String {
+                        values.sorted { $0.key < $1.key }
+                            .map { "\($0.key)=\($0.value.map { String($0) }.joined(separator: ","))" }.joined(separator: " ")
+                    }
+                    line += " " + show(frame.metadata.values)
+                    if !frame.metadata.requestControls.isEmpty { line += " requested: " + show(frame.metadata.requestControls) }
+                }
+                if stats { line += String(format: " mean=%.1f", Self.mean(frame)) }
+                Log.output(line)
+            }
+            if count >= limit { break }
+        }
+        stopper.cancel()
+        if session.state != .stopped { try session.stopRunning() }
+        try await Task.sleep(for: .milliseconds(50))
+        eventTask.cancel()
+        Log.output("delivered \(count) frames, dropped \(output.droppedFrameCount), still held \(device.outstandingFrames)")
+    }
+
+    /// Mean of every 61st sample of the first plane (under the CPU-access bracket).
+    static func mean(_ frame: VideoFrame) -> Double {
+        frame.withCPUAccess { planes in
+            guard let plane = planes.first else { return 0 }
+            let bytes = plane.base.assumingMemoryBound(to: UInt8.self)
+            var sum = 0, count = 0
+            var i = 0
+            while i < plane.length {
+                sum += Int(bytes[i])
+                count += 1
+                i += 61
+            }
+            return count == 0 ? 0 : Double(sum) / Double(count)
+        }
+    }
+
+    static func uptime() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The capture core (CaptureSession, CaptureDevice) on vimc through libcamera.
+@Suite(.serialized, .enabled(if: VirtualBoard.isAvailable, Comment(rawValue: VirtualBoard.unavailableReason ?? "")))
+struct CaptureBoardTests {
+    let obscura = ".build/debug/obscura"
+
+    private func frames(_ output: String) -> [(sequence: UInt64, timestamp: UInt64)] {
+        output.split(separator: "\n").filter { $0.hasPrefix("frame ") }.compactMap { line in
+            var seq: UInt64?, ts: UInt64?
+            for field in line.split(separator: " ") {
+                if field.hasPrefix("seq=") { seq = UInt64(field.dropFirst(4)) }
+                if field.hasPrefix("ts=") { ts = UInt64(field.dropFirst(3)) }
+            }
+            guard let seq, let ts else { return nil }
+            return (seq, ts)
+        }
+    }
+
+    @Test func sizesAreConfiguredAndAdjustmentsReported() throws {
+        let result = try VirtualBoard.run("""
+            for size in 640x480 1280x720 1920x1080; do
+                echo "== $size"; \(obscura) stream --frames 3 --size $size --quiet 2>&1
+            done
+            """)
+        #expect(result.status == 0, "\(result.stderr)")
+        let text = result.stdout
+        #expect(text.contains("the camera adjusted the configuration: stream 0 size 640x480 → 636x480"))
+        #expect(text.contains("stream BGR888 636x480"))
+        // vimc's widths step by 6: 1280 is adjusted too, 1920 is taken as asked.
+        #expect(text.contains("stream 0 size 1280x720 → 1278x720"))
+        #expect(text.contains("stream BGR888 1278x720"))
+        #expect(text.contains("stream BGR888 1920x1080"))
+        #expect(!text.contains("size 1920x1080 →"))
+        #expect(text.components(separatedBy: "delivered 3 frames, dropped 0, still held 0").count == 4)
+    }
+
+    @Test func sixtyFramesInOrderAndEveryOneReleased() throws {
+        let result = try VirtualBoard.run("\(obscura) stream --frames 60 --preset vga640x480")
+        #expect(result.status == 0, "\(result.stderr)")
+        let seen = frames(result.stdout)
+        #expect(seen.count == 60)
+        #expect(zip(seen, seen.dropFirst()).allSatisfy { $0.sequence < $1.sequence && $0.timestamp < $1.timestamp })
+        #expect(result.stdout.contains("delivered 60 frames"))
+        #expect(result.stdout.contains("still held 0"))
+        #expect(result.stdout.contains("event didStartRunning"))
+        #expect(result.stdout.contains("event didStopRunning"))
+    }
+
+    @Test func brightnessAndContrastReachTheSensor() throws {
+        let result = try VirtualBoard.run("""
+            \(obscura) stream --frames 3 --preset vga640x480 --metadata --stats --set Brightness=0.8 Contrast=1.5
+            \(obscura) stream --frames 3 --preset vga640x480 --stats --set Brightness=-0.8
+            """)
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").filter { $0.hasPrefix("frame ") }
+        #expect(lines.count == 6)
+        // The request that carried the controls reports them in its metadata.
+        #expect(lines.first?.contains("requested: Brightness=0.8") == true)
+        #expect(lines.first?.contains("Contrast=1.5") == true)
+        // And the sensor's pattern is brighter with them than with -0.8.
+        let means = lines.compactMap { $0.split(separator: " ").last.flatMap { Double($0.dropFirst(5)) } }
+        #expect(means.count == 6)
+        #expect(means[2] > means[5] + 40, "means \(means)")
+    }
+
+    @Test func anUnsupportedControlIsAClearError() throws {
+        let result = try VirtualBoard.run("\(obscura) stream --frames 1 --set ExposureValue=1")
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("camera \"platform/vimc.0 Sensor B\" does not support exposure target bias: the camera has no ExposureValue control"))
+    }
+
+    @Test func unbindingTheCameraIsReportedWithinASecond() throws {
+        let result = try VirtualBoard.run("""
+            \(obscura) stream --duration 9 --preset vga640x480 --quiet > s.out 2>&1 &
+            p=$!
+            for i in $(seq 100); do grep -q didStartRunning s.out && break; sleep 0.1; done
+            sleep 2
+            echo "unbind uptime=$(cut -d' ' -f1 /proc/uptime)"
+            echo vimc.0 > /sys/bus/platform/drivers/vimc/unbind
+            wait $p; status=$?
+            cat s.out; rm -f s.out; exit $status
+            """)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        func uptime(of prefix: String) -> Double? {
+            result.stdout.split(separator: "\n").first { $0.hasPrefix(prefix) }?
+                .split(separator: "=").last.flatMap { Double($0) }
+        }
+        let unbound = try #require(uptime(of: "unbind"))
+        let reported = try #require(uptime(of: "event wasInterrupted"), "no interruption: \(result.stdout)")
+        #expect(reported - unbound < 1.0, "reported \(reported - unbound) s after the unbind")
+        #expect(result.stdout.contains("event didStopRunning"))
+    }
+}

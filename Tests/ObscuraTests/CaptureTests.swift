@@ -1,0 +1,280 @@
+import Foundation
+import Synchronization
+import Testing
+import ObscuraCamera
+@testable import ObscuraCapture
+@testable import ObscuraMedia
+
+/// What a test keeps of a frame (keeping the frame would keep its buffer).
+private struct Seen: Sendable {
+    let sequence: UInt32
+    let metadata: FrameMetadata
+    init(_ frame: VideoFrame) {
+        sequence = frame.sequence
+        metadata = frame.metadata
+    }
+}
+
+/// Takes `count` frames from an output, releasing each at once (with a
+/// deadline so a broken session fails rather than hangs).
+private func take(_ count: Int, from output: VideoDataOutput, timeout: Duration = .seconds(10)) async throws -> [Seen] {
+    try await withThrowingTaskGroup(of: [Seen].self) { group in
+        group.addTask {
+            var frames: [Seen] = []
+            for await frame in output.frames {
+                frames.append(Seen(frame))
+                if frames.count == count { break }
+            }
+            if frames.count < count { throw ProbeTimeout() }
+            return frames
+        }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            throw ProbeTimeout()
+        }
+        let result = try await group.next()!
+        group.cancelAll()
+        return result
+    }
+}
+
+private struct ProbeTimeout: Error {}
+
+private func session(_ camera: SyntheticCamera, outputs: [VideoDataOutput], preset: CaptureSession.Preset = .vga640x480) throws -> CaptureSession {
+    let session = CaptureSession()
+    session.beginConfiguration()
+    try session.addInput(CaptureDeviceInput(device: CaptureDevice(source: camera)))
+    for o in outputs { try session.addOutput(o) }
+    try session.setSessionPreset(preset)
+    try session.commitConfiguration()
+    return session
+}
+
+@Suite struct CaptureSessionTests {
+    @Test func framesArriveInOrderAndGoBackToTheCamera() async throws {
+        let camera = SyntheticCamera()
+        let output = VideoDataOutput(alwaysDiscardsLateVideoFrames: false, queueDepth: 2)
+        let s = try session(camera, outputs: [output])
+        try s.startRunning()
+        #expect(s.isRunning)
+        var sequences: [UInt32] = []
+        var stamps: [UInt64] = []
+        for await frame in output.frames {
+            sequences.append(frame.sequence)
+            stamps.append(frame.timestampNanoseconds)
+            #expect(frame.format == .nv12)  // NV12 preferred when offered
+            #expect(frame.size == PixelSize(width: 640, height: 480))
+            #expect(frame.planes.count == 2)
+            #expect(frame.dmabufs.count == 1)
+            if sequences.count == 40 { break }
+        }
+        try s.stopRunning()
+        #expect(camera.outstandingFrames == 0)
+        // 40 frames through 4 buffers: only possible if each frame went back.
+        #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $0 < $1 })
+        #expect(zip(stamps, stamps.dropFirst()).allSatisfy { $0 < $1 })
+        #expect(s.activeConfiguration?.streams.first?.bufferCount == 4)
+    }
+
+    @Test func aSlowOutputDropsWithoutStallingAFastOne() async throws {
+        let camera = SyntheticCamera()
+        let fast = VideoDataOutput(alwaysDiscardsLateVideoFrames: false, queueDepth: 1)
+        let slow = VideoDataOutput(alwaysDiscardsLateVideoFrames: false, queueDepth: 1) // never read
+        let s = try session(camera, outputs: [fast, slow])
+        try s.startRunning()
+        let frames = try await take(30, from: fast)
+        try s.stopRunning()
+        #expect(frames.count == 30)
+        // The slow output kept one frame and dropped, and counted, every other.
+        #expect(slow.queue.offered >= 30)
+        #expect(slow.droppedFrameCount == slow.queue.offered - 1)
+        // Its held frame never starved the camera: a buffer was always free.
+        #expect(camera.skippedFrames == 0)
+    }
+
+    @Test func latestOnlyKeepsTheNewestFrame() {
+        let queue = FrameQueue(policy: .latestOnly)
+        let released = Atomic<Int>(0)
+        for i in 0..<5 {
+            queue.push(VideoFrame(format: .nv12, size: PixelSize(width: 2, height: 2), planes: [], sequence: UInt32(i),
+                                  timestampNanoseconds: UInt64(i), release: { released.add(1, ordering: .relaxed) }))
+        }
+        #expect(queue.count == 1)
+        #expect(queue.drops == 4)
+        #expect(released.load(ordering: .relaxed) == 4)  // replaced frames go back at once
+    }
+
+    @Test func boundedQueueDropsArrivalsWhenFullAndCountsThem() async {
+        let queue = FrameQueue(policy: .bounded(2))
+        for i in 0..<5 {
+            queue.push(VideoFrame(format: .nv12, size: PixelSize(width: 2, height: 2), planes: [], sequence: UInt32(i), timestampNanoseconds: 0))
+        }
+        #expect(queue.drops == 3)
+        #expect(await queue.next()?.sequence == 0)
+        #expect(await queue.next()?.sequence == 1)
+        queue.close()
+        #expect(await queue.next() == nil)
+    }
+
+    @Test func oneShotTakesOneFrameWhenArmed() async {
+        let queue = FrameQueue(policy: .oneShot)
+        func frame(_ i: Int) -> VideoFrame {
+            VideoFrame(format: .nv12, size: PixelSize(width: 2, height: 2), planes: [], sequence: UInt32(i), timestampNanoseconds: 0)
+        }
+        queue.push(frame(0))
+        #expect(queue.count == 0)
+        queue.arm()
+        queue.push(frame(1))
+        queue.push(frame(2))
+        #expect(await queue.next()?.sequence == 1)
+        #expect(queue.count == 0)
+    }
+
+    @Test func theStateMachineRefusesWrongCalls() throws {
+        let s = CaptureSession()
+        #expect(throws: CaptureError.noInput) { try s.startRunning() }
+        #expect(throws: CaptureError.self) { try s.stopRunning() }
+        #expect(throws: CaptureError.self) { try s.commitConfiguration() }
+        let camera = SyntheticCamera()
+        try s.addInput(CaptureDeviceInput(device: CaptureDevice(source: camera)))
+        #expect(!s.canAddInput(CaptureDeviceInput(device: CaptureDevice(source: SyntheticCamera(id: "other")))))
+        try s.startRunning()
+        #expect(throws: CaptureError.wrongState(call: "startRunning", state: "running", allowed: "stopped")) { try s.startRunning() }
+        try s.stopRunning()
+        #expect(s.state == .stopped)
+    }
+
+    @Test func eventsTellStartStopAndInterruption() async throws {
+        let camera = SyntheticCamera()
+        let output = VideoDataOutput()
+        let s = try session(camera, outputs: [output])
+        let events = s.events()
+        try s.startRunning()
+        _ = try await take(2, from: output)
+        camera.setConnected(false)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(s.isInterrupted)
+        camera.setConnected(true)
+        _ = try await take(2, from: output) // frames flow again by themselves
+        #expect(s.isRunning)
+        try s.stopRunning()
+        var seen: [CaptureSession.Event] = []
+        for await e in events {
+            seen.append(e)
+            if e == .didStopRunning { break }
+        }
+        #expect(seen.first == .didStartRunning)
+        #expect(seen.contains(.wasInterrupted(.deviceUnavailable)))
+        #expect(seen.contains(.interruptionEnded))
+        #expect(seen.last == .didStopRunning)
+    }
+
+    @Test func aSilentCameraIsAnInterruptionThatEndsWhenFramesReturn() async throws {
+        let camera = SyntheticCamera()
+        let output = VideoDataOutput()
+        let s = try session(camera, outputs: [output])
+        let events = s.events()
+        try s.startRunning()
+        _ = try await take(2, from: output)
+        let silentFrom = ContinuousClock.now
+        camera.setStalled(true)
+        var iterator = events.makeAsyncIterator()
+        var interruptedAfter: Duration?
+        while let e = await iterator.next() {
+            if e == .wasInterrupted(.noFrames) { interruptedAfter = ContinuousClock.now - silentFrom; break }
+        }
+        #expect(s.isInterrupted)
+        #expect(try #require(interruptedAfter) < .seconds(1))
+        camera.setStalled(false)
+        while let e = await iterator.next() { if e == .interruptionEnded { break } }
+        #expect(s.isRunning)
+        _ = try await take(2, from: output)
+        try s.stopRunning()
+    }
+
+    @Test func presetsPickFormatsAndInputPriorityKeepsTheActiveFormat() throws {
+        let camera = SyntheticCamera()
+        let device = CaptureDevice(source: camera)
+        #expect(CaptureSession.format(for: .high, device: device)?.dimensions == PixelSize(width: 1920, height: 1080))
+        #expect(CaptureSession.format(for: .hd1280x720, device: device)?.pixelFormat == .nv12)
+        #expect(CaptureSession.format(for: .vga640x480, device: device, preferring: [.bgr888])?.pixelFormat == .bgr888)
+        let chosen = device.formats.first { $0.pixelFormat == .yuyv && $0.dimensions.width == 320 }!
+        #expect(throws: CaptureError.self) { try device.setActiveFormat(chosen) } // not locked
+        try device.withConfigurationLock { try $0.setActiveFormat(chosen) }
+        #expect(CaptureSession.format(for: .inputPriority, device: device) == chosen)
+    }
+
+    @Test func controlsReachTheCameraAndComeBackInMetadata() async throws {
+        let camera = SyntheticCamera()
+        let device = CaptureDevice(source: camera)
+        let output = VideoDataOutput()
+        let s = CaptureSession()
+        try s.addInput(CaptureDeviceInput(device: device))
+        try s.addOutput(output)
+        try device.withConfigurationLock { d in
+            try d.setImageAdjustment(.brightness, 0.5)
+            try d.setExposureModeCustom(duration: .milliseconds(5), iso: 400)
+            try d.setFocusMode(.continuousAutoFocus)
+            try d.setVideoZoomFactor(2)
+        }
+        try s.startRunning()
+        let frame = try #require(try await take(1, from: output).first)
+        #expect(frame.metadata.values["Brightness"] == [0.5])
+        #expect(frame.metadata.values["AeEnable"] == [0])
+        #expect(frame.metadata.exposureTime == .microseconds(5000))
+        #expect(frame.metadata.analogueGain == 4)
+        #expect(frame.metadata.values["AfMode"] == [2])
+        #expect(frame.metadata.values["ScalerCrop"] == [480, 270, 960, 540])
+        // While running, a change reaches the camera at once.
+        try device.withConfigurationLock { try $0.setImageAdjustment(.brightness, -0.25) }
+        let later = try await take(3, from: output).last!
+        #expect(later.metadata.values["Brightness"] == [-0.25])
+        try s.stopRunning()
+    }
+
+    @Test func unsupportedAndOutOfRangeControlsAreClearErrors() throws {
+        let device = CaptureDevice(source: SyntheticCamera())
+        try device.withConfigurationLock { d in
+            #expect(throws: CaptureError.outOfRange(name: "brightness", value: "3.0", allowed: "-1.0…1.0")) {
+                try d.setImageAdjustment(.brightness, 3)
+            }
+            let error = #expect(throws: CaptureError.self) { try d.setExposurePointOfInterest(x: 0.5, y: 0.5) }
+            #expect(error?.description.contains("does not support exposure point of interest") == true)
+        }
+        // A camera without the controls (vimc-like) says so.
+        let bare = CaptureDevice(source: BareCamera())
+        #expect(!bare.isFocusModeSupported(.continuousAutoFocus))
+        #expect(!bare.isExposureModeSupported(.custom))
+        #expect(!bare.isZoomSupported)
+        try bare.withConfigurationLock { d in
+            let error = #expect(throws: CaptureError.self) { try d.setFocusMode(.continuousAutoFocus) }
+            #expect(error?.description == "camera \"bare\" does not support focus mode continuousAutoFocus: the camera has no autofocus (no AfMode control)")
+            #expect(throws: CaptureError.self) { try d.setVideoZoomFactor(2) }
+            #expect(throws: CaptureError.self) { try d.setActiveVideoFrameDurations(minimum: .milliseconds(33), maximum: .milliseconds(33)) }
+        }
+    }
+}
+
+/// A camera with no controls at all.
+private final class BareCamera: FrameSource, @unchecked Sendable {
+    let inner = SyntheticCamera(id: "bare")
+    var id: String { "bare" }
+    var cameraDescription: CameraDescription {
+        let d = inner.cameraDescription
+        return CameraDescription(id: "bare", model: "bare", position: .unspecified, rotation: nil, frameDurationRange: nil,
+                                 pixelArraySize: nil, formats: d.formats, controls: [])
+    }
+    func open() throws { try inner.open() }
+    func configure(_ r: [StreamRequest], rotation: Int, mirrored: Bool) throws -> CameraConfiguration {
+        try inner.configure(r, rotation: rotation, mirrored: mirrored)
+    }
+    func start(handler: @escaping @Sendable (CameraFrame) -> Void, failed: @escaping @Sendable (UInt32) -> Void) throws {
+        try inner.start(handler: handler, failed: failed)
+    }
+    func stop() throws { try inner.stop() }
+    func setControl(_ name: String, _ values: [Double]) throws { try inner.setControl(name, values) }
+    func close() { inner.close() }
+    func observeAvailability(_ o: @escaping @Sendable (Bool) -> Void) -> Int { inner.observeAvailability(o) }
+    func stopObservingAvailability(_ t: Int) { inner.stopObservingAvailability(t) }
+    var outstandingFrames: Int { inner.outstandingFrames }
+}
