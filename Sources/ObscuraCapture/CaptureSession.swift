@@ -80,7 +80,7 @@ public final class CaptureSession: @unchecked Sendable {
     /// True while the camera is closed after announcing it went away.
     private var availabilityClosed = false
     /// How long without a frame counts as an interruption.
-    public var stallTimeout: Duration = .milliseconds(600)
+    public var stallTimeout: Duration = .milliseconds(500)
     /// Log lines (adjustments, queue capacities) for whoever wants them.
     public let log: @Sendable (String) -> Void
 
@@ -367,7 +367,7 @@ public final class CaptureSession: @unchecked Sendable {
         timer.resume()
     }
 
-    static func now() -> UInt64 { SyntheticCamera.monotonicNanoseconds() }
+    static func now() -> UInt64 { Syscalls.monotonicNanoseconds() }
 
     private func availabilityChanged(_ available: Bool) {
         if available {

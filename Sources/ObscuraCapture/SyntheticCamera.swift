@@ -160,7 +160,7 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
             let planes = buffer.planes(config.pixelFormat, config.size)
             let frame = VideoFrame(format: config.pixelFormat, size: config.size, planes: planes,
                                    dmabufs: [DmaBufPlane(fd: buffer.fd.rawValue, offset: 0, length: buffer.length)],
-                                   sequence: sequence, timestampNanoseconds: Self.monotonicNanoseconds(),
+                                   sequence: sequence, timestampNanoseconds: Syscalls.monotonicNanoseconds(),
                                    metadata: metadata, release: { [weak self] in self?.giveBack(index) })
             return (CameraFrame(stream: 0, frame: frame), handler)
         }
@@ -219,11 +219,6 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
         for observer in current { observer(value) }
     }
 
-    static func monotonicNanoseconds() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
 }
 
 /// One memfd-backed buffer of the synthetic camera.

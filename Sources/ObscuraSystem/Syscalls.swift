@@ -69,6 +69,13 @@ extension Syscalls {
         }
     }
 
+    /// CLOCK_MONOTONIC in nanoseconds (the clock of camera and GPIO timestamps).
+    public static func monotonicNanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
     /// An anonymous memory file (memfd), for buffers that behave like dmabufs.
     public static func memfd(_ name: String, size: Int) throws(SystemError) -> OwnedFileDescriptor {
         let fd = obscura_memfd(name)

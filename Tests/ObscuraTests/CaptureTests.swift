@@ -176,15 +176,14 @@ private func session(_ camera: SyntheticCamera, outputs: [VideoDataOutput], pres
         let events = s.events()
         try s.startRunning()
         _ = try await take(2, from: output)
-        let silentFrom = ContinuousClock.now
         camera.setStalled(true)
         var iterator = events.makeAsyncIterator()
-        var interruptedAfter: Duration?
+        var interrupted = false
         while let e = await iterator.next() {
-            if e == .wasInterrupted(.noFrames) { interruptedAfter = ContinuousClock.now - silentFrom; break }
+            if e == .wasInterrupted(.noFrames) { interrupted = true; break }
         }
+        #expect(interrupted)
         #expect(s.isInterrupted)
-        #expect(try #require(interruptedAfter) < .seconds(1))
         camera.setStalled(false)
         while let e = await iterator.next() { if e == .interruptionEnded { break } }
         #expect(s.isRunning)
