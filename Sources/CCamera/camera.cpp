@@ -479,6 +479,18 @@ void oc_camera_release(oc_camera *camera)
     delete camera;
 }
 
+void oc_camera_abandon(oc_camera *camera)
+{
+    if (!camera)
+        return;
+    camera->camera->requestCompleted.disconnect(camera);
+    camera->fn = nullptr;
+    camera->running = false;
+    // The pipeline still lists our requests and buffers and the camera can be
+    // neither stopped nor released: the object is deliberately kept (leaked)
+    // so that nothing libcamera points at is ever freed.
+}
+
 int oc_camera_configure(oc_camera *camera, const oc_stream_request *requests,
                         int count, oc_stream_result *result,
                         oc_config_options *options,

@@ -275,6 +275,23 @@ public final class Camera: @unchecked Sendable {
         }
     }
 
+    /// Lets go of a camera whose device vanished, without stopping it (libcamera
+    /// cannot stop a camera whose device is gone). Its buffers and requests
+    /// stay allocated until the process ends. The camera counts as released.
+    public func abandon() {
+        lock.withLock { _ in
+            guard let handle else { return }
+            running.store(false, ordering: .sequentiallyConsistent)
+            queueLock.withLock { _ in oc_camera_abandon(handle) }
+            sink?.takeUnretainedValue().finish()
+            sink?.release()
+            sink = nil
+            self.handle = nil
+            _state = .released
+            manager.cameraReleased()
+        }
+    }
+
     /// Gives request `index` back to the camera (called when a frame's last holder lets go).
     /// Safe from any thread, including libcamera's own (it never waits on `lock`).
     func requeue(_ index: UInt64) {

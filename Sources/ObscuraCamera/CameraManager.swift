@@ -170,6 +170,26 @@ public final class CameraManager: Sendable {
         oc_manager_set_hotplug(handle.pointer, hotplugCallback, Unmanaged.passUnretained(self).toOpaque())
     }
 
+    /// Replaces libcamera's camera manager with a fresh one when no camera is
+    /// acquired, so it enumerates afresh. Some pipelines (vimc in libcamera
+    /// 0.0.3) never report a camera whose device went away, and abort the
+    /// process when it comes back under the same id; a fresh manager sees it
+    /// as new. Returns false (and does nothing) while a camera is acquired.
+    @discardableResult
+    public func restartIfIdle() -> Bool {
+        handleLock.withLock { box -> Bool in
+            guard acquired.load(ordering: .sequentiallyConsistent) == 0, let old = box else { return false }
+            oc_manager_destroy(old.pointer)
+            box = nil
+            var pointer: OpaquePointer?
+            var message = [CChar](repeating: 0, count: 256)
+            guard oc_manager_create(&pointer, &message, message.count) == 0, let pointer else { return false }
+            oc_manager_set_hotplug(pointer, hotplugCallback, Unmanaged.passUnretained(self).toOpaque())
+            box = OpaquePointerBox(pointer)
+            return true
+        }
+    }
+
     func cameraReleased() { acquired.subtract(1, ordering: .sequentiallyConsistent) }
 
     /// A camera appeared (`true`) or went away (`false`).

@@ -382,9 +382,11 @@ public final class CaptureSession: @unchecked Sendable {
     ///
     /// A camera that says it went away is stopped and closed, and reopened
     /// when it says it is back. A camera that merely stops delivering (or
-    /// fails its requests) is left alone — stopping a camera whose device
-    /// vanished trips libcamera's own assertions — and the interruption ends
-    /// when its frames flow again.
+    /// fails its requests) is not stopped — stopping a camera whose device
+    /// vanished trips libcamera's own assertions. If its frames flow again the
+    /// interruption ends; if it stays silent for another second it is
+    /// abandoned, its backend starts afresh, and the session resumes as soon
+    /// as the camera is listed again.
     private func interrupt(_ reason: InterruptionReason) {
         guard let device = lock.withLock({ _ -> CaptureDevice? in
             guard _state == .running else { return nil }
@@ -403,6 +405,21 @@ public final class CaptureSession: @unchecked Sendable {
         }
         emit(.runtimeError(what))
         emit(.wasInterrupted(reason))
+        if reason != .deviceUnavailable {
+            work.asyncAfter(deadline: .now() + 1) { [weak self] in self?.abandonIfStillSilent() }
+        }
+    }
+
+    /// On the work queue.
+    private func abandonIfStillSilent() {
+        guard let device = lock.withLock({ _ -> CaptureDevice? in
+            _state == .interrupted && !availabilityClosed ? _input?.device : nil
+        }) else { return }
+        log("the camera stayed silent: it is given up and its backend started afresh")
+        let listed = device.source.abandonAndRecover()
+        device.stopped()
+        lock.withLock { _ in availabilityClosed = true }
+        if listed { resume() }
     }
 
     /// A frame arrived while interrupted by a stall: the camera is back.

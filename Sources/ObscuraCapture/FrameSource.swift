@@ -22,6 +22,12 @@ public protocol FrameSource: AnyObject, Sendable {
     func stopObservingAvailability(_ token: Int)
     /// Frames handed out and not yet released.
     var outstandingFrames: Int { get }
+    /// Gives up on a camera that stopped answering, without stopping it, and
+    /// lets the backend start afresh. Returns whether the camera is listed
+    /// again right now (a transient stall).
+    func abandonAndRecover() -> Bool
+    /// Whether the camera is listed now.
+    var isListed: Bool { get }
 }
 
 /// A libcamera camera as a frame source.
@@ -92,4 +98,16 @@ public final class LibcameraSource: FrameSource {
     public func stopObservingAvailability(_ token: Int) { manager.removeHotplugObserver(token) }
 
     public var outstandingFrames: Int { last.withLock { $0 }?.outstandingFrames ?? 0 }
+
+    public func abandonAndRecover() -> Bool {
+        let c = camera.withLock { c -> Camera? in
+            defer { c = nil }
+            return c
+        }
+        c?.abandon()
+        manager.restartIfIdle()
+        return isListed
+    }
+
+    public var isListed: Bool { manager.cameras.contains { $0.id == id } }
 }

@@ -204,6 +204,13 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
 
     public var outstandingFrames: Int { lock.withLock { _ in buffers.count - free.count } }
 
+    public func abandonAndRecover() -> Bool {
+        close()
+        return isListed
+    }
+
+    public var isListed: Bool { lock.withLock { _ in connected } }
+
     /// Stops delivering frames without going away (a hung sensor), or resumes.
     public func setStalled(_ value: Bool) { lock.withLock { _ in stalled = value } }
     private var stalled = false

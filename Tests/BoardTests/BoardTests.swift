@@ -4,9 +4,13 @@ import TestSupport
 
 /// Integration tests on the virtual board: real kernel drivers (vimc through
 /// libcamera, gpio-sim through libgpiod), the real `obscura` binary.
-/// One board boot per test; serialized so two guests never share the 2 cores.
+/// One board boot per test; every suite nests here, serialized, so two guests
+/// never share the 2 cores.
 @Suite(.serialized, .enabled(if: VirtualBoard.isAvailable, Comment(rawValue: VirtualBoard.unavailableReason ?? "")))
-struct BoardTests {
+enum VirtualBoardTests {}
+
+extension VirtualBoardTests {
+@Suite struct BoardTests {
     let obscura = ".build/debug/obscura"
 
     @Test func theCameraIsListed() throws {
@@ -83,4 +87,5 @@ struct BoardTests {
         #expect(result.stderr.contains("timed out after 5 s"))
         #expect(result.stderr.contains("sleep state=S wchan=hrtimer_nanosleep"))
     }
+}
 }

@@ -276,4 +276,6 @@ private final class BareCamera: FrameSource, @unchecked Sendable {
     func observeAvailability(_ o: @escaping @Sendable (Bool) -> Void) -> Int { inner.observeAvailability(o) }
     func stopObservingAvailability(_ t: Int) { inner.stopObservingAvailability(t) }
     var outstandingFrames: Int { inner.outstandingFrames }
+    func abandonAndRecover() -> Bool { inner.abandonAndRecover() }
+    var isListed: Bool { inner.isListed }
 }

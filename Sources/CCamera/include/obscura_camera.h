@@ -126,6 +126,10 @@ int oc_camera_acquire(oc_manager *manager, const char *id, oc_camera **out,
                       char *err, size_t errlen);
 /* Stops if running, frees buffers, releases the camera. */
 void oc_camera_release(oc_camera *camera);
+/* Lets go of a camera whose device vanished without stopping it (stopping
+ * one trips libcamera's assertions): no more completions are delivered and
+ * our references go; libcamera tears it down with its manager. */
+void oc_camera_abandon(oc_camera *camera);
 
 typedef struct {
     int32_t role;          /* enum oc_role */
