@@ -24,7 +24,18 @@ public struct PixelFormat: Hashable, Sendable, CustomStringConvertible {
     /// The four characters of the fourcc, e.g. "NV12".
     public var fourccString: String { FourCC.string(fourcc) }
     public var description: String { info?.name ?? fourccString }
-    public var info: PixelFormatInfo? { PixelFormatInfo.table[fourcc] }
+
+    /// The layout, with the modifier applied (MIPI CSI-2 packed raw formats
+    /// share their fourcc with the unpacked ones; libcamera marks them with a
+    /// modifier).
+    public var info: PixelFormatInfo? {
+        guard let base = PixelFormatInfo.table[fourcc] else { return nil }
+        guard modifier == Self.csi2PackedModifier, base.family == .bayer, base.bitDepth > 8 else { return base }
+        return base.csi2Packed()
+    }
+
+    /// libcamera's MIPI_FORMAT_MOD_CSI2_PACKED: fourcc_mod_code(MIPI (0x0a), 1).
+    public static let csi2PackedModifier: UInt64 = (0x0a << 56) | 1
 
     // YUV
     public static let nv12 = PixelFormat("NV12")
@@ -51,6 +62,17 @@ public struct PixelFormat: Hashable, Sendable, CustomStringConvertible {
     public static let sgbrg8 = PixelFormat("GBRG")
     public static let sgrbg8 = PixelFormat("GRBG")
     public static let srggb8 = PixelFormat("RGGB")
+    // Raw Bayer, 10 and 12 bit in 16-bit samples; CSI-2 packed with the modifier.
+    public static let sbggr10 = PixelFormat("BG10")
+    public static let sgbrg10 = PixelFormat("GB10")
+    public static let sgrbg10 = PixelFormat("BA10")
+    public static let srggb10 = PixelFormat("RG10")
+    public static let sbggr12 = PixelFormat("BG12")
+    public static let sgbrg12 = PixelFormat("GB12")
+    public static let sgrbg12 = PixelFormat("BA12")
+    public static let srggb12 = PixelFormat("RG12")
+    public static let sbggr10CSI2Packed = PixelFormat("BG10", modifier: csi2PackedModifier)
+    public static let srggb12CSI2Packed = PixelFormat("RG12", modifier: csi2PackedModifier)
 }
 
 /// Helpers for four-character codes.
@@ -83,16 +105,57 @@ public struct PixelFormatInfo: Sendable {
         public let verticalSubsampling: Int
     }
 
+    public enum Packing: Sendable, Equatable {
+        case none
+        /// MIPI CSI-2: 4 pixels in 5 bytes (10 bit) or 2 pixels in 3 bytes (12 bit).
+        case csi2
+    }
+
     public let name: String
     public let family: Family
     public let bitDepth: Int
     public let planes: [Plane]
+    /// Bayer colour order ("BGGR", …) for raw formats.
+    public var bayerOrder: String? = nil
+    public var packing: Packing = .none
     /// FFmpeg's `AVPixelFormat` name (`av_get_pix_fmt` takes it), when FFmpeg has one.
     public let ffmpegName: String?
-    /// The AVFoundation pixel format type, when one exists ('420v', 'x420', 'BGRA', …).
+    /// The AVFoundation pixel format type in video range, when one exists
+    /// ('420v', 'x420', 'BGRA', …); see `avFoundationCode(fullRange:)`.
     public let avFoundationCode: String?
     /// The V4L2 fourcc when it differs from the DRM one.
     public let v4l2FourCC: String
+
+    public init(name: String, family: Family, bitDepth: Int, planes: [Plane], ffmpegName: String?,
+                avFoundationCode: String?, v4l2FourCC: String) {
+        self.name = name
+        self.family = family
+        self.bitDepth = bitDepth
+        self.planes = planes
+        self.ffmpegName = ffmpegName
+        self.avFoundationCode = avFoundationCode
+        self.v4l2FourCC = v4l2FourCC
+    }
+
+    /// The AVFoundation type for a range: NV12 is '420v' in video range and
+    /// '420f' in full range; P010 'x420'/'xf20'; P210 'x422'/'xf22'.
+    public func avFoundationCode(fullRange: Bool) -> String? {
+        guard fullRange, let code = avFoundationCode else { return avFoundationCode }
+        return ["420v": "420f", "x420": "xf20", "x422": "xf22", "422v": "422f"][code] ?? code
+    }
+
+    /// The CSI-2 packed variant of an unpacked raw format.
+    func csi2Packed() -> PixelFormatInfo {
+        let plane = bitDepth == 10 ? Self.plane(5, per: 4) : Self.plane(3, per: 2)
+        let letter = bitDepth == 10 ? "A" : "C"
+        let order = bayerOrder ?? ""
+        let v4l2Order = ["BGGR": "B", "GBRG": "G", "GRBG": "g", "RGGB": "R"][order] ?? "B"
+        var packed = PixelFormatInfo(name: name + "_CSI2P", family: family, bitDepth: bitDepth, planes: [plane],
+                                     ffmpegName: nil, avFoundationCode: nil, v4l2FourCC: "p\(v4l2Order)\(letter)\(letter)")
+        packed.bayerOrder = bayerOrder
+        packed.packing = .csi2
+        return packed
+    }
 
     /// Bits per pixel, averaged over the planes (12 for NV12, 32 for XRGB8888).
     public var bitsPerPixel: Double {
@@ -117,6 +180,16 @@ public struct PixelFormatInfo: Sendable {
     /// Bytes of a tightly packed frame.
     public func bytesPerFrame(width: Int, height: Int) -> Int {
         planes.indices.reduce(0) { $0 + stride(plane: $1, width: width) * rows(plane: $1, height: height) }
+    }
+
+    /// How a conversion from this format to `target` costs in memory, for the log
+    /// ("BGR888 → yuv420p: 460 KB per frame, 0.50× the source").
+    public func memoryCost(to target: PixelFormatInfo, width: Int, height: Int) -> String {
+        let from = bytesPerFrame(width: width, height: height)
+        let to = target.bytesPerFrame(width: width, height: height)
+        let hundredths = (to * 100 + max(from, 1) / 2) / max(from, 1)
+        let fraction = hundredths % 100 < 10 ? "0\(hundredths % 100)" : "\(hundredths % 100)"
+        return name + " → " + target.name + ": \(to / 1024) KiB per frame, \(hundredths / 100).\(fraction)× the source"
     }
 
     static func plane(_ bytes: Int, per pixels: Int = 1, h: Int = 1, v: Int = 1) -> Plane {
@@ -145,10 +218,22 @@ public struct PixelFormatInfo: Sendable {
         add("RG24", "RGB888", .rgb, 8, [plane(3)], ffmpeg: "bgr24", av: "24BG", v4l2: "BGR3")
         add("BG24", "BGR888", .rgb, 8, [plane(3)], ffmpeg: "rgb24", av: "24RG", v4l2: "RGB3")
         add("RG16", "RGB565", .rgb, 8, [plane(2)], ffmpeg: "rgb565le", v4l2: "RGBP")
-        add("BA81", "SBGGR8", .bayer, 8, [plane(1)], ffmpeg: "bayer_bggr8")
-        add("GBRG", "SGBRG8", .bayer, 8, [plane(1)], ffmpeg: "bayer_gbrg8")
-        add("GRBG", "SGRBG8", .bayer, 8, [plane(1)], ffmpeg: "bayer_grbg8")
-        add("RGGB", "SRGGB8", .bayer, 8, [plane(1)], ffmpeg: "bayer_rggb8")
+        func bayer(_ code: String, _ name: String, _ depth: Int, _ order: String, ffmpeg: String?) {
+            add(code, name, .bayer, depth, [plane(depth > 8 ? 2 : 1)], ffmpeg: ffmpeg)
+            t[FourCC.code(code)]!.bayerOrder = order
+        }
+        bayer("BA81", "SBGGR8", 8, "BGGR", ffmpeg: "bayer_bggr8")
+        bayer("GBRG", "SGBRG8", 8, "GBRG", ffmpeg: "bayer_gbrg8")
+        bayer("GRBG", "SGRBG8", 8, "GRBG", ffmpeg: "bayer_grbg8")
+        bayer("RGGB", "SRGGB8", 8, "RGGB", ffmpeg: "bayer_rggb8")
+        bayer("BG10", "SBGGR10", 10, "BGGR", ffmpeg: nil)
+        bayer("GB10", "SGBRG10", 10, "GBRG", ffmpeg: nil)
+        bayer("BA10", "SGRBG10", 10, "GRBG", ffmpeg: nil)
+        bayer("RG10", "SRGGB10", 10, "RGGB", ffmpeg: nil)
+        bayer("BG12", "SBGGR12", 12, "BGGR", ffmpeg: nil)
+        bayer("GB12", "SGBRG12", 12, "GBRG", ffmpeg: nil)
+        bayer("BA12", "SGRBG12", 12, "GRBG", ffmpeg: nil)
+        bayer("RG12", "SRGGB12", 12, "RGGB", ffmpeg: nil)
         return t
     }()
 }

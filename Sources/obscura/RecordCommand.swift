@@ -70,8 +70,12 @@ struct RecordCommand: AsyncParsableCommand {
             settings: VideoEncoderSettings(codec: videoCodec, size: stream.size, frameRate: nominalRate,
                                            averageBitRate: bitRate, preset: preset),
             input: stream.pixelFormat, copies: copies)
+        var conversion = "frames converted from \(stream.pixelFormat) (one CPU copy per frame)"
+        if let from = stream.pixelFormat.info, let to = PixelFormat.yuv420.info, !encoder.isZeroCopy {
+            conversion += ", " + from.memoryCost(to: to, width: stream.size.width, height: stream.size.height)
+        }
         Log.note("encoder \(encoder.name) (software, libavcodec) in \(encoder.encoderPixelFormat); "
-                 + (encoder.isZeroCopy ? "frames wrapped without copying" : "frames converted from \(stream.pixelFormat) (one CPU copy per frame)"))
+                 + (encoder.isZeroCopy ? "frames wrapped without copying" : conversion))
         let writer = try MovieWriter(path: output, container: container, video: encoder.codecParameters)
 
         let frames = try device.start()

@@ -44,6 +44,33 @@ import Testing
         #expect(PixelFormat.bgr888.info?.bytesPerFrame(width: 636, height: 480) == 636 * 480 * 3)
     }
 
+    @Test func rangeNamesFollowAVFoundation() throws {
+        let nv12 = try #require(PixelFormat.nv12.info)
+        #expect(nv12.avFoundationCode(fullRange: false) == "420v")
+        #expect(nv12.avFoundationCode(fullRange: true) == "420f")
+        #expect(PixelFormat.p010.info?.avFoundationCode(fullRange: true) == "xf20")
+        #expect(PixelFormat.p210.info?.avFoundationCode(fullRange: false) == "x422")
+    }
+
+    @Test func rawBayerDepthsAndCSI2Packing() throws {
+        let unpacked = try #require(PixelFormat.sbggr10.info)
+        #expect(unpacked.bitDepth == 10 && unpacked.bayerOrder == "BGGR" && unpacked.packing == .none)
+        #expect(unpacked.bytesPerFrame(width: 640, height: 480) == 640 * 480 * 2)
+        let packed = try #require(PixelFormat.sbggr10CSI2Packed.info)
+        #expect(packed.packing == .csi2)
+        #expect(packed.v4l2FourCC == "pBAA")
+        #expect(packed.stride(plane: 0, width: 640) == 800)  // 4 pixels in 5 bytes
+        let twelve = try #require(PixelFormat.srggb12CSI2Packed.info)
+        #expect(twelve.v4l2FourCC == "pRCC")
+        #expect(twelve.stride(plane: 0, width: 640) == 960) // 2 pixels in 3 bytes
+        #expect(PixelFormat.sgrbg8.info?.bayerOrder == "GRBG")
+    }
+
+    @Test func conversionCostsAreStated() throws {
+        let cost = try #require(PixelFormat.argb8888.info).memoryCost(to: try #require(PixelFormat.nv12.info), width: 1920, height: 1080)
+        #expect(cost == "ARGB8888 → NV12: 3037 KiB per frame, 0.38× the source")
+    }
+
     @Test func sizesParse() {
         #expect(PixelSize(parsing: "1280x720") == PixelSize(width: 1280, height: 720))
         #expect(PixelSize(parsing: "1280") == nil)
