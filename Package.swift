@@ -37,14 +37,15 @@ let package = Package(
         .target(name: "ObscuraMuxing", dependencies: ["CFFmpeg", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraGPIO", dependencies: ["CGPIO", "ObscuraSystem"]),
         .target(name: "ObscuraCapture", dependencies: ["ObscuraCamera", "ObscuraMedia", "ObscuraSystem"]),
+        .target(name: "ObscuraRecording", dependencies: ["ObscuraCapture", "ObscuraEncoding", "ObscuraMuxing", "ObscuraMedia", "ObscuraSystem"]),
         .executableTarget(name: "obscura", dependencies: [
-            "ObscuraCapture", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraMedia",
+            "ObscuraRecording", "ObscuraCapture", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraMedia",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "ObscuraTests", dependencies: [
-            "TestSupport", "ObscuraSystem", "ObscuraCapture", "ObscuraMedia", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO",
+            "TestSupport", "ObscuraSystem", "ObscuraCapture", "ObscuraRecording", "ObscuraMedia", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO",
         ]),
         .testTarget(name: "BoardTests", dependencies: ["TestSupport"]),
     ],

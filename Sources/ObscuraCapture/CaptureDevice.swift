@@ -106,6 +106,21 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
 
     public var description: String { "camera \"\(uniqueID)\"" }
 
+    /// What the camera reported, with size ranges per format and role.
+    public var cameraDescription: CameraDescription { source.cameraDescription }
+
+    /// The format with this pixel format and size: a listed one, or one inside
+    /// a range the camera offers (vimc takes any size from 48x48 to 4096x2160).
+    public func format(pixelFormat: PixelFormat, size: PixelSize) -> Format? {
+        if let listed = formats.first(where: { $0.pixelFormat == pixelFormat && $0.dimensions == size }) { return listed }
+        let camera = source.cameraDescription
+        let roles = StreamRole.allCases.filter { role in
+            (camera.formats[role] ?? []).contains { $0.pixelFormat == pixelFormat && $0.contains(size) }
+        }
+        guard !roles.isEmpty else { return nil }
+        return Format(pixelFormat: pixelFormat, dimensions: size, frameDurationRange: camera.frameDurationRange, roles: roles)
+    }
+
     /// Frames of this camera handed out and not yet released.
     public var outstandingFrames: Int { source.outstandingFrames }
 
@@ -146,7 +161,7 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
     /// `.inputPriority` preset). Must be one of `formats`.
     public func setActiveFormat(_ format: Format) throws {
         try requireLock("setActiveFormat")
-        guard formats.contains(format) else {
+        guard formats.contains(format) || self.format(pixelFormat: format.pixelFormat, size: format.dimensions) == format else {
             throw CaptureError.outOfRange(name: "format", value: format.description,
                                           allowed: "one of the device's \(formats.count) formats")
         }

@@ -31,6 +31,7 @@ public final class FrameQueue: Sendable {
         var waiter: CheckedContinuation<VideoFrame?, Never>?
         var closed = false
         var armed = false
+        var accepting = true
     }
 
     public let policy: Policy
@@ -79,7 +80,7 @@ public final class FrameQueue: Sendable {
         var released: VideoFrame?
         var dropped = false
         state.withLock { s in
-            if s.closed { released = frame; return }
+            if s.closed || !s.accepting { released = frame; return }
             if policy == .oneShot {
                 guard s.armed else { released = frame; return }
                 s.armed = false
@@ -138,6 +139,29 @@ public final class FrameQueue: Sendable {
             return (s.waiter, s.frames)
         }
         _ = frames
+        waiter?.resume(returning: nil)
+    }
+
+    /// Whether pushed frames are kept at all. An output that is idle (a movie
+    /// output between recordings) refuses frames so it holds no camera buffer;
+    /// refused frames are not counted as drops.
+    public func setAccepting(_ accepting: Bool) {
+        let dropped = state.withLock { s -> [VideoFrame] in
+            s.accepting = accepting
+            guard !accepting else { return [] }
+            defer { s.frames = [] }
+            return s.frames
+        }
+        _ = dropped
+    }
+
+    /// Hands a waiting consumer nil (without closing), so it can look at why
+    /// it should stop.
+    public func wake() {
+        let waiter = state.withLock { s -> CheckedContinuation<VideoFrame?, Never>? in
+            defer { s.waiter = nil }
+            return s.waiter
+        }
         waiter?.resume(returning: nil)
     }
 

@@ -32,8 +32,10 @@ public enum MovieContainer: String, Sendable, CaseIterable {
 ///
 /// The file is written as `<path>.partial` and renamed to `<path>` only after a
 /// clean finish and fsync, so nothing ever takes a half-written file for a
-/// finished one. MP4/MOV are fragmented (fragments of at most `fragmentDuration`)
-/// so that a killed process leaves a playable `.partial` file.
+/// finished one. MP4/MOV are fragmented (a new fragment at every keyframe and
+/// at least every `fragmentDuration`), and every completed fragment is handed
+/// to the kernel at once, so that a killed process leaves a playable
+/// `.partial` file missing at most the fragment being built.
 public final class MovieWriter {
     public let path: String
     /// Where the file is while it is being written.
@@ -70,7 +72,11 @@ public final class MovieWriter {
                 av_dict_set(&options, "movflags", "+frag_keyframe+empty_moov+default_base_moof", 0)
                 av_dict_set(&options, "frag_duration", String(micros), 0)
             }
+            // Hand every completed fragment to the kernel at once, so a killed
+            // process loses at most the fragment being built.
+            ctx.pointee.flags |= 0x0200 // AVFMT_FLAG_FLUSH_PACKETS
             try check(avformat_write_header(ctx, &options), "avformat_write_header", partialPath)
+            avio_flush(ctx.pointee.pb)
         } catch {
             if ctx.pointee.pb != nil { avio_closep(&ctx.pointee.pb) }
             avformat_free_context(ctx)
@@ -129,6 +135,20 @@ public final class MovieWriter {
         if let dir = try? Syscalls.open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY) {
             try? Syscalls.fsync(dir.rawValue, path: directory)
         }
+    }
+
+    /// Ends a recording that cannot finish cleanly (a full disk): closes the
+    /// file without a trailer — fragmented MP4/MOV stays playable up to its
+    /// last complete fragment — and gives it its final name.
+    public func closeKeepingFragments() {
+        guard let context, !finished else { return }
+        finished = true
+        held = nil
+        if context.pointee.pb != nil { avio_closep(&context.pointee.pb) }
+        avformat_free_context(context)
+        self.context = nil
+        if let fd = try? Syscalls.open(partialPath, O_RDONLY) { try? Syscalls.fsync(fd.rawValue, path: partialPath) }
+        _ = rename(partialPath, path)
     }
 
     deinit {

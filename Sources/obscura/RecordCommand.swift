@@ -2,9 +2,11 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import ObscuraCamera
+import ObscuraCapture
 import ObscuraEncoding
 import ObscuraMedia
 import ObscuraMuxing
+import ObscuraRecording
 import Synchronization
 
 struct RecordCommand: AsyncParsableCommand {
@@ -12,19 +14,24 @@ struct RecordCommand: AsyncParsableCommand {
         commandName: "record",
         abstract: "Record a clip from the camera into a movie file.",
         discussion: """
-        The file is written as <output>.partial and renamed when the recording \
-        finishes cleanly. SIGINT or SIGTERM stops the recording and finalizes it.
+        The file is written as <output>.partial (fragmented every second, so a \
+        killed process leaves a playable file) and renamed when the recording \
+        finishes. SIGINT or SIGTERM stops the recording and finalizes it. A \
+        progress line goes to standard error every second; a one-line summary \
+        to standard output at the end. --camera synthetic records a test pattern.
         """)
 
     @Option(help: "Seconds to record (by the camera's timestamps).") var duration: Double
     @Option(help: "Output file (.mp4, .mov or .mkv).") var output: String
-    @Option(help: "Camera id (see `obscura devices`); default: the first camera.") var camera: String?
-    @Option(help: "Frame size, e.g. 1280x720; default: the camera's default.") var size: String?
-    @Option(help: "Camera pixel format fourcc, e.g. NV12; default: the camera's default.") var pixelFormat: String?
+    @Option(help: "Camera id (see `obscura devices`), or synthetic; default: the first camera.") var camera: String?
+    @Option(help: "Frame size, e.g. 1280x720; default: the camera's for the preset.") var size: String?
+    @Option(help: "Camera pixel format fourcc, e.g. NV12; default: NV12 when offered.") var pixelFormat: String?
     @Option(help: "Codec: h264, hevc, prores422, mjpeg.") var codec: String = "h264"
     @Option(help: "Average bit rate in bits per second; default: the encoder's quality default.") var bitRate: Int?
     @Option(help: "Encoder preset (x264/x265).") var preset: String = "ultrafast"
     @Option(help: "Nominal frame rate when the camera does not report one.") var frameRate: Double = 30
+    @Option(help: "Stop when the file reaches this many bytes.") var maxSize: Int?
+    @Option(help: "Stop when the disk has less free space than this many bytes.") var minFreeSpace: Int = 32 << 20
 
     func run() async throws {
         try await Self.reporting { try await record() }
@@ -32,7 +39,7 @@ struct RecordCommand: AsyncParsableCommand {
 
     private func record() async throws {
         guard duration > 0 else { throw UserFacingError("--duration must be positive, not \(duration)") }
-        guard let container = MovieContainer(pathExtension: (output as NSString).pathExtension) else {
+        guard MovieContainer(pathExtension: (output as NSString).pathExtension) != nil else {
             throw UserFacingError("cannot tell the container from \"\(output)\"; use a name ending in .mp4, .mov or .mkv")
         }
         guard let videoCodec = VideoCodec(rawValue: codec) else {
@@ -42,146 +49,87 @@ struct RecordCommand: AsyncParsableCommand {
             guard let parsed = PixelSize(parsing: $0) else { throw UserFacingError("cannot read size \"\($0)\"; write it as WIDTHxHEIGHT, e.g. 1280x720") }
             return parsed
         }
-        let requestedFormat = pixelFormat.map { PixelFormat($0) }
+        let device = try CameraChoice.device(camera)
+        let chosen = try CameraChoice.applyFormat(device, format: pixelFormat.map { PixelFormat($0) }, size: requestedSize)
 
-        let manager = try CameraManager.start()
-        let cameras = manager.cameras
-        guard let description = camera.map({ id in cameras.first { $0.id == id } }) ?? cameras.first else {
-            if cameras.isEmpty { throw CameraError.noCameras(libcameraVersion: CameraManager.libcameraVersion) }
-            throw CameraError.unknownCamera(id: camera ?? "", available: cameras.map(\.id))
+        let session = CaptureSession(log: { Log.note($0) })
+        let movie = MovieFileOutput()
+        movie.maxRecordedDuration = .milliseconds(Int(duration * 1000))
+        movie.maxRecordedFileSize = maxSize
+        movie.minFreeDiskSpace = minFreeSpace
+        session.beginConfiguration()
+        try session.addInput(CaptureDeviceInput(device: device))
+        try session.addOutput(movie)
+        try session.setSessionPreset(chosen ? .inputPriority : .high)
+        try session.commitConfiguration()
+
+        var settings = MovieSettings()
+        settings.codec = videoCodec
+        settings.averageBitRate = bitRate
+        settings.preset = preset
+        settings.nominalFrameRate = device.cameraDescription.frameRateRange?.upperBound ?? frameRate
+
+        let events = try movie.startRecording(to: output, settings: settings)
+        try session.startRunning()
+        if let stream = session.activeConfiguration?.streams.first {
+            Log.note("camera \"\(device.uniqueID)\": \(stream.pixelFormat) \(stream.size), stride \(stream.stride), \(stream.bufferCount) buffers")
         }
-        try Self.check(description, format: requestedFormat, size: requestedSize)
+        let signals = SignalStop { movie.stopRecording() }
+        defer { signals.cancel() }
 
-        let device = try manager.acquire(id: description.id)
-        defer { device.release() }
-        let configuration = try device.configure([StreamRequest(role: .videoRecording, pixelFormat: requestedFormat,
-                                                                size: requestedSize, bufferCount: 6)])
-        guard configuration.status != .invalid, let stream = configuration.streams.first else {
-            throw CameraError.invalidConfiguration(configuration.adjustments.joined(separator: "; "))
-        }
-        for adjustment in configuration.adjustments {
-            Log.note("the camera adjusted the configuration: \(adjustment)")
-        }
-        Log.note("camera \"\(description.id)\": \(stream.pixelFormat) \(stream.size), stride \(stream.stride), \(stream.bufferCount) buffers")
-
-        let nominalRate = description.frameRateRange?.upperBound ?? frameRate
-        let copies = CopyCounter()
-        let encoder = try LibavVideoEncoder(
-            settings: VideoEncoderSettings(codec: videoCodec, size: stream.size, frameRate: nominalRate,
-                                           averageBitRate: bitRate, preset: preset),
-            input: stream.pixelFormat, copies: copies)
-        var conversion = "frames converted from \(stream.pixelFormat) (one CPU copy per frame)"
-        if let from = stream.pixelFormat.info, let to = PixelFormat.yuv420.info, !encoder.isZeroCopy {
-            conversion += ", " + from.memoryCost(to: to, width: stream.size.width, height: stream.size.height)
-        }
-        Log.note("encoder \(encoder.name) (software, libavcodec) in \(encoder.encoderPixelFormat); "
-                 + (encoder.isZeroCopy ? "frames wrapped without copying" : conversion))
-        let writer = try MovieWriter(path: output, container: container, video: encoder.codecParameters)
-
-        let frames = try device.start()
-        let stopper = Stopper(camera: device)
-        stopper.install()
-        defer { stopper.uninstall() }
-
-        let limit = Int64(duration * 1_000_000)
-        var first: UInt64?
-        var lastPTS: Int64 = -1
-        var count = 0
-        var lastSequence: UInt32?
-        var skipped = 0
-        var failure: Error?
-        for await item in frames where item.stream == 0 {
-            let frame = item.frame
-            stopper.sawFrame()
-            let start = first ?? frame.timestampNanoseconds
-            first = start
-            let pts = Int64(frame.timestampNanoseconds &- start) / 1000
-            if pts >= limit { break }
-            guard pts > lastPTS else { continue } // never a non-monotonic timestamp
-            if let last = lastSequence, frame.sequence > last &+ 1 { skipped += Int(frame.sequence &- last &- 1) }
-            lastSequence = frame.sequence
-            lastPTS = pts
-            do {
-                for packet in try encoder.encode(frame, ptsMicroseconds: pts) { try writer.write(packet) }
-            } catch {
-                failure = error
-                break
+        var summary: (reason: RecordingFinishReason, progress: RecordingProgress)?
+        for await event in events {
+            switch event {
+            case .started:
+                let p = movie.progress
+                Log.note("encoder \(p.encoder) (software, libavcodec); frames \(p.path)")
+            case .progress(let p):
+                Log.note(String(format: "recording %.1f s, %d frames, %d KiB, %.1f fps, dropped %d",
+                                p.duration.seconds, p.frames, p.bytes / 1024, p.frameRate, p.droppedFrames))
+            case .finished(_, let reason, let p):
+                summary = (reason, p)
             }
-            count += 1
         }
-        try? device.stop()
-        // Finalize whatever was recorded, even after a failure, so nothing is lost.
-        for packet in (try? encoder.finish()) ?? [] { try? writer.write(packet) }
-        try writer.finish()
-        if let failure { throw failure }
-        if let reason = stopper.reason { Log.note(reason) }
-        guard count > 0 else { throw UserFacingError("the camera delivered no frames; \(output) holds none") }
-
-        let seconds = Double(lastPTS) / 1e6
-        let rate = count > 1 ? Double(count - 1) / seconds : 0
-        print("recorded \(output): \(count) frames, \(stream.size) \(encoder.name), "
-              + String(format: "%.3f s, %.2f fps", seconds + (rate > 0 ? 1 / rate : 0), rate)
-              + ", camera skipped \(skipped) frames, CPU copies per frame \(String(format: "%.2f", copies.copiesPerFrame))")
-    }
-
-    /// Refuses a pixel format or size the camera does not offer, listing what it does.
-    static func check(_ camera: CameraDescription, format: PixelFormat?, size: PixelSize?) throws {
-        let formats = camera.formats[.videoRecording] ?? []
-        var candidates = formats
-        if let format {
-            candidates = formats.filter { $0.pixelFormat == format }
-            if candidates.isEmpty { throw CameraError.unsupportedPixelFormat(format, available: formats.map(\.pixelFormat)) }
-        }
-        if let size, !candidates.contains(where: { $0.contains(size) }) {
-            let available = candidates.map { "\($0.pixelFormat) \($0.rangeDescription)" }.joined(separator: "; ")
-            throw CameraError.unsupportedSize(size, format: format ?? candidates.first?.pixelFormat ?? .nv12, available: available)
+        if session.isRunning || session.isInterrupted { try session.stopRunning() }
+        guard let (reason, p) = summary else { throw UserFacingError("the recording ended without a result") }
+        if let why = signals.reason { Log.note(why) }
+        guard p.frames > 0 else { throw UserFacingError("the camera delivered no frames; \(output) holds none (\(reason))") }
+        let length = p.duration.seconds + (p.frameRate > 0 ? 1 / p.frameRate : 0)
+        print("recorded \(output): \(p.frames) frames, \(p.size.map(\.description) ?? "?") \(p.encoder), "
+              + String(format: "%.3f s, %.2f fps", length, p.frameRate)
+              + ", \(p.bytes / 1024) KiB, camera skipped \(p.skippedFrames) frames, dropped \(p.droppedFrames)"
+              + ", CPU copies per frame \(String(format: "%.2f", p.copiesPerFrame)), finished: \(reason)")
+        switch reason {
+        case .stopped, .maximumDurationReached, .maximumFileSizeReached: break
+        default: throw ExitCode(3)
         }
     }
 }
 
-/// Stops the camera on SIGINT/SIGTERM or when frames stop arriving, so the
-/// recording loop ends and the file is finalized.
-final class Stopper: Sendable {
-    let camera: Camera
-    private let state = Mutex<(reason: String?, lastFrame: ContinuousClock.Instant, sources: [any DispatchSourceSignal])>(
-        (nil, .now, []))
-    private let watchdog = Mutex<Task<Void, Never>?>(nil)
-
-    init(camera: Camera) { self.camera = camera }
-
-    var reason: String? { state.withLock { $0.reason } }
-    func sawFrame() { state.withLock { $0.lastFrame = .now } }
-
-    func stop(_ reason: String) {
-        state.withLock { if $0.reason == nil { $0.reason = reason } }
-        try? camera.stop()
+/// Runs `stop` on SIGINT or SIGTERM and remembers which came.
+final class SignalStop: Sendable {
+    private final class Reason: Sendable {
+        let text = Mutex<String?>(nil)
     }
+    private let sources: Mutex<[any DispatchSourceSignal]>
+    private let why = Reason()
 
-    func install() {
-        var sources: [any DispatchSourceSignal] = []
+    init(_ stop: @escaping @Sendable () -> Void) {
+        var list: [any DispatchSourceSignal] = []
+        let why = self.why
         for signal in [SIGINT, SIGTERM] {
             Foundation.signal(signal, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signal, queue: .global())
-            source.setEventHandler { [self] in self.stop("stopped by signal \(signal); the recording was finalized") }
-            source.resume()
-            sources.append(source)
-        }
-        state.withLock { $0.sources = sources }
-        let task = Task { [self] in
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(1))
-                let quiet = state.withLock { ContinuousClock.now - $0.lastFrame }
-                if quiet > .seconds(10) {
-                    stop("the camera delivered no frame for 10 s; stopped and finalized the recording")
-                    return
-                }
+            source.setEventHandler {
+                why.text.withLock { $0 = "stopped by signal \(signal); the recording was finalized" }
+                stop()
             }
+            source.resume()
+            list.append(source)
         }
-        watchdog.withLock { $0 = task }
+        sources = Mutex(list)
     }
 
-    func uninstall() {
-        watchdog.withLock { $0?.cancel() }
-        state.withLock { s in s.sources.forEach { $0.cancel() } }
-    }
+    var reason: String? { why.text.withLock { $0 } }
+    func cancel() { sources.withLock { $0.forEach { $0.cancel() } } }
 }

@@ -32,3 +32,45 @@ import TestSupport
         #expect(container.stderr.contains(".mp4, .mov or .mkv"))
     }
 }
+
+/// Kills `obscura record` with SIGKILL at random moments: the partial file
+/// must play and hold everything but at most the last second.
+@Suite struct CrashSafetyTests {
+    let obscura = packageRoot + "/.build/debug/obscura"
+
+    @Test func aKilledRecordingPlaysAndLosesAtMostOneSecond() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: obscura), "build first: swift build")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-kill-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        for trial in 0..<10 {
+            let file = dir.appendingPathComponent("kill-\(trial).mp4").path
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: obscura)
+            process.arguments = ["record", "--camera", "synthetic", "--size", "640x480", "--duration", "60", "--output", file]
+            let err = Pipe()
+            process.standardError = err
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            let delay = Double.random(in: 1.5...4.0)
+            try await Task.sleep(for: .milliseconds(Int(delay * 1000)))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            // The last progress line before the kill: "recording 2.1 s, 63 frames, …"
+            let reported = log.split(separator: "\n").compactMap { line -> Int? in
+                guard line.contains("obscura: recording ") else { return nil }
+                let words = line.split(separator: " ")
+                guard let i = words.firstIndex(where: { $0.hasPrefix("frames") }), i > 0 else { return nil }
+                return Int(words[i - 1])
+            }.last ?? 0
+            #expect(process.terminationReason == .uncaughtSignal)
+            #expect(!FileManager.default.fileExists(atPath: file), "a killed recording must not look finished")
+            let video = try ProbedVideo.read(file + ".partial")
+            #expect(video.codec == "h264", "trial \(trial), killed after \(delay) s")
+            #expect(video.isMonotonic)
+            #expect(video.frameCount >= reported - 31,
+                    "trial \(trial): killed after \(delay) s, \(reported) frames reported, \(video.frameCount) in the file")
+        }
+    }
+}
