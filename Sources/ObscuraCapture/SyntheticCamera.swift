@@ -251,18 +251,18 @@ final class SyntheticBuffer: @unchecked Sendable {
         }
     }
 
-    /// Diagonal bands moving two pixels per frame; brightness shifts every sample.
+    /// Diagonal bands moving two pixels per frame; brightness shifts every
+    /// sample. Rows are copied from a precomputed ramp (fast even unoptimised).
     func draw(_ format: PixelFormat, _ size: PixelSize, sequence: UInt32, brightness: Double) {
         let shift = Int(sequence) * 2
         let lift = Int(brightness * 100)
         for plane in planes(format, size) {
-            let bytes = UnsafeMutableRawPointer(mutating: plane.base).assumingMemoryBound(to: UInt8.self)
+            let ramp = [UInt8]((0..<(plane.stride + 256)).map { UInt8(clamping: (($0 & 0xff) / 2) + 64 + lift) })
+            let bytes = UnsafeMutableRawPointer(mutating: plane.base)
             let rows = plane.length / plane.stride
-            for y in 0..<rows {
-                let row = bytes + y * plane.stride
-                for x in 0..<plane.stride {
-                    let v = ((x + y + shift) & 0xff) / 2 + 64 + lift
-                    row[x] = UInt8(clamping: v)
+            ramp.withUnsafeBytes { source in
+                for y in 0..<rows {
+                    memcpy(bytes + y * plane.stride, source.baseAddress! + ((y + shift) & 0xff), plane.stride)
                 }
             }
         }

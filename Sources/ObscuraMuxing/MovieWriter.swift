@@ -95,8 +95,11 @@ public final class MovieWriter {
     public func write(_ packet: EncodedPacket) throws {
         guard context != nil, !finished else { return }
         if let previous = held {
-            let delta = packet.rawPacket.pointee.dts - previous.rawPacket.pointee.dts
-            if delta > 0 { lastDuration = delta }
+            held = nil // a packet the muxer failed to take is not retried
+            // A packet libavformat has taken or refused carries no timestamps
+            // (AV_NOPTS_VALUE): never let that turn into an overflow.
+            let (delta, overflow) = packet.rawPacket.pointee.dts.subtractingReportingOverflow(previous.rawPacket.pointee.dts)
+            if !overflow, delta > 0 { lastDuration = delta }
             try emit(previous, duration: lastDuration)
         }
         held = packet
