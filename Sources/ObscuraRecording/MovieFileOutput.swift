@@ -92,6 +92,7 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
     private struct State {
         var task: Task<Void, Never>?
         var stop = false
+        var paused = false
         var progress = RecordingProgress()
     }
     private let state = Mutex(State())
@@ -130,6 +131,12 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
         return events
     }
 
+    /// Pauses: frames are dropped from the recording until `resumeRecording`,
+    /// and the pause is removed from the timeline (no gap in the file).
+    public func pauseRecording() { state.withLock { $0.paused = true } }
+    public func resumeRecording() { state.withLock { $0.paused = false } }
+    public var isRecordingPaused: Bool { state.withLock { $0.paused } }
+
     /// Stops the recording; it finishes (trailer, fsync, rename) in the background.
     public func stopRecording() {
         state.withLock { $0.stop = true }
@@ -145,6 +152,12 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
         var writer: MovieWriter?
         var first: UInt64?
         var lastPTS: Int64 = -1
+        // Pauses removed from the timeline, in nanoseconds; the last frame
+        // written and the usual distance between frames.
+        var pausedTotal: UInt64 = 0
+        var lastWritten: UInt64?
+        var lastInterval: UInt64 = 33_333_333
+        var wasPaused = false
         var lastSequence: UInt32?
         var progress = RecordingProgress()
         var lastReport = ContinuousClock.now
@@ -164,6 +177,18 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
                 break
             }
             if stopRequested { break }
+            if state.withLock({ $0.paused }) {
+                wasPaused = true
+                continue
+            }
+            if wasPaused, let last = lastWritten, frame.timestampNanoseconds > last {
+                // The first frame after the pause follows the last one before it
+                // by one usual frame interval.
+                let gap = frame.timestampNanoseconds - last
+                if gap > lastInterval { pausedTotal += gap - lastInterval }
+                wasPaused = false
+                lastSequence = nil // frames left out while paused are not camera skips
+            }
             do {
                 if encoder == nil {
                     let made = try LibavVideoEncoder(
@@ -187,15 +212,20 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
                 }
                 let start = first ?? frame.timestampNanoseconds
                 first = start
-                let pts = Int64(frame.timestampNanoseconds &- start) / 1000
+                let pts = Int64(frame.timestampNanoseconds &- start &- pausedTotal) / 1000
                 if let max = maxRecordedDuration, pts >= Int64(max.seconds * 1e6) {
                     reason = .maximumDurationReached
                     break loop
                 }
                 guard pts > lastPTS else { continue }
+                let resumed = lastSequence == nil && lastWritten != nil
                 if let last = lastSequence, frame.sequence > last &+ 1 { progress.skippedFrames += Int(frame.sequence &- last &- 1) }
                 lastSequence = frame.sequence
                 lastPTS = pts
+                if let last = lastWritten, !resumed, frame.timestampNanoseconds > last {
+                    lastInterval = frame.timestampNanoseconds - last
+                }
+                lastWritten = frame.timestampNanoseconds
                 for packet in try encoder!.encode(frame, ptsMicroseconds: pts) { try writer!.write(packet) }
                 progress.frames += 1
                 progress.duration = .microseconds(pts)

@@ -1,4 +1,5 @@
 import Foundation
+import ObscuraCamera
 import Testing
 import TestSupport
 @testable import ObscuraCapture
@@ -91,6 +92,41 @@ private func path(_ name: String) -> String {
         #expect(reason == .stopped)
         #expect(!output.isRecording)
         #expect(try ProbedVideo.read(file).frameCount > 5)
+    }
+
+    @Test func pauseAndResumeLeaveNoGapInTheTimeline() async throws {
+        let output = MovieFileOutput()
+        let session = try recordingSession(output)
+        let file = path("pause.mp4")
+        let events = try output.startRecording(to: file)
+        try session.startRunning()
+        let clock = ContinuousClock()
+        let started = clock.now
+        try await Task.sleep(for: .milliseconds(800))
+        output.pauseRecording()
+        let paused = clock.now
+        #expect(output.isRecordingPaused)
+        try await Task.sleep(for: .seconds(1))
+        output.resumeRecording()
+        let resumed = clock.now
+        try await Task.sleep(for: .milliseconds(800))
+        output.stopRecording()
+        let stopped = clock.now
+        let expected = ((stopped - started) - (resumed - paused)).seconds
+        let (reason, progress) = try #require(await finish(events))
+        try session.stopRunning()
+        #expect(reason == .stopped)
+        #expect(progress.skippedFrames == 0)  // frames left out while paused are not camera skips
+        let video = try ProbedVideo.read(file)
+        #expect(video.frameCount == progress.frames)
+        #expect(video.isMonotonic)
+        let gaps = zip(video.frameTimes, video.frameTimes.dropFirst()).map { $1 - $0 }
+        let median = gaps.sorted()[gaps.count / 2]
+        // The pause is gone: no step is much longer than the usual one, and the
+        // file is as long as the time recorded minus the time paused.
+        #expect(try #require(gaps.max()) < median * 3 + 0.02, "largest step \(gaps.max()!) s, usual \(median) s")
+        let length = try #require(video.frameTimes.last)
+        #expect(length < expected + 0.3 && length > expected - 0.6, "file \(length) s, recorded \(expected) s")
     }
 
     @Test func tooLittleFreeSpaceStopsWithDiskFull() async throws {
