@@ -6,6 +6,16 @@ import ObscuraSystem
 public enum VideoCodec: String, Sendable, CaseIterable, CustomStringConvertible {
     case h264, hevc, prores422, mjpeg
     public var description: String { rawValue }
+
+    /// Camera formats the codec may record from, nil for any. ProRes 422 is
+    /// offered only from a 10-bit 4:2:2 active format ('x422', TN3104):
+    /// anything else would be upsampled 8-bit video in a 10-bit container.
+    public var requiredInputs: [PixelFormat]? {
+        self == .prores422 ? [.p210] : nil
+    }
+
+    /// Whether the codec may record frames of `format`.
+    public func accepts(_ format: PixelFormat) -> Bool { requiredInputs.map { $0.contains(format) } ?? true }
 }
 
 /// What to encode, in the spirit of AVFoundation's video output settings.
@@ -96,6 +106,7 @@ public final class CodecParameters: @unchecked Sendable {
 public enum EncoderError: Error, CustomStringConvertible, Equatable {
     case encoderUnavailable(String, available: [String])
     case unsupportedInput(PixelFormat)
+    case codecNeedsFormat(VideoCodec, given: PixelFormat, allowed: [PixelFormat])
 
     public var description: String {
         switch self {
@@ -103,6 +114,10 @@ public enum EncoderError: Error, CustomStringConvertible, Equatable {
             "this FFmpeg has no encoder \(name); available here: \(available.joined(separator: ", "))"
         case .unsupportedInput(let format):
             "no conversion from pixel format \(format) is known to FFmpeg"
+        case .codecNeedsFormat(let codec, let given, let allowed):
+            "\(codec) needs the camera's active format to be "
+                + allowed.map { "\($0) ('\($0.info?.avFoundationCode ?? $0.fourccString)')" }.joined(separator: " or ")
+                + ", not \(given); choose such a format (preset inputPriority) or another codec"
         }
     }
 }
@@ -133,6 +148,9 @@ public final class LibavVideoEncoder: VideoEncoder {
     public init(settings: VideoEncoderSettings, input: PixelFormat, encoderName: String? = nil,
                 copies: CopyCounter = CopyCounter()) throws {
         FFmpegLog.quietByDefault()
+        guard settings.codec.accepts(input) else {
+            throw EncoderError.codecNeedsFormat(settings.codec, given: input, allowed: settings.codec.requiredInputs ?? [])
+        }
         let name = encoderName ?? Self.encoderName(for: settings.codec)
         guard let codec = avcodec_find_encoder_by_name(name) else {
             throw EncoderError.encoderUnavailable(name, available: Self.availableEncoders())

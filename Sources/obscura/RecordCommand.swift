@@ -52,6 +52,12 @@ struct RecordCommand: AsyncParsableCommand {
         let device = try CameraChoice.device(camera)
         let chosen = try CameraChoice.applyFormat(device, format: pixelFormat.map { PixelFormat($0) }, size: requestedSize)
 
+        if let allowed = videoCodec.requiredInputs {
+            let active = device.activeFormat?.pixelFormat
+            guard let active, allowed.contains(active) else {
+                throw EncoderError.codecNeedsFormat(videoCodec, given: active ?? device.formats.first?.pixelFormat ?? .nv12, allowed: allowed)
+            }
+        }
         let session = CaptureSession(log: { Log.note($0) })
         let movie = MovieFileOutput()
         movie.maxRecordedDuration = .milliseconds(Int(duration * 1000))

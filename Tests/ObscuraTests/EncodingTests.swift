@@ -98,6 +98,34 @@ private func record(_ format: PixelFormat, frames: Int, to path: String, finish:
         #expect(probe.frameCount >= 30) // at most the last fragment is lost
     }
 
+    @Test func proResIsRefusedOnEightBitFormats() throws {
+        for format in [PixelFormat.nv12, .yuv420, .bgr888] {
+            let error = #expect(throws: EncoderError.self) {
+                _ = try LibavVideoEncoder(settings: VideoEncoderSettings(codec: .prores422, size: PixelSize(width: 64, height: 64), frameRate: 30),
+                                          input: format)
+            }
+            #expect(error?.description.hasPrefix("prores422 needs the camera's active format to be P210 ('x422')") == true)
+        }
+        #expect(VideoCodec.prores422.accepts(.p210))
+        #expect(VideoCodec.h264.accepts(.bgr888))
+    }
+
+    @Test func proResRecordsFromTenBitFourTwoTwo() throws {
+        let path = temporaryPath("prores.mov")
+        let size = PixelSize(width: 320, height: 240)
+        let encoder = try LibavVideoEncoder(settings: VideoEncoderSettings(codec: .prores422, size: size, frameRate: 30),
+                                            input: .p210)
+        let writer = try MovieWriter(path: path, container: .mov, video: encoder.codecParameters)
+        for i in 0..<5 {
+            for packet in try encoder.encode(makeFrame(.p210, size, index: i), ptsMicroseconds: Int64(i) * 33_333) { try writer.write(packet) }
+        }
+        for packet in try encoder.finish() { try writer.write(packet) }
+        try writer.finish()
+        let video = try ProbedVideo.read(path)
+        #expect(video.codec == "prores")
+        #expect(video.frameCount == 5)
+    }
+
     @Test func unknownEncoderNamesWhatExists() throws {
         let error = #expect(throws: EncoderError.self) {
             _ = try LibavVideoEncoder(settings: VideoEncoderSettings(size: PixelSize(width: 64, height: 64), frameRate: 30),
