@@ -67,6 +67,14 @@ public final class EncodedPacket: @unchecked Sendable {
     public var dts: Int64 { packet.pointee.dts }
     public var size: Int { Int(packet.pointee.size) }
     public var isKeyframe: Bool { packet.pointee.flags & 1 != 0 }
+    /// Shifts the packet's timestamps back by `base` (its time base), so a new
+    /// file starts at zero.
+    public func rebase(by base: Int64) {
+        guard base != 0 else { return }
+        if packet.pointee.pts != obscura_av_nopts() { packet.pointee.pts -= base }
+        if packet.pointee.dts != obscura_av_nopts() { packet.pointee.dts -= base }
+    }
+
     /// The packet itself, for a muxer (which takes its data).
     public var rawPacket: UnsafeMutablePointer<AVPacket> { packet }
 
@@ -82,8 +90,9 @@ public protocol VideoEncoder: AnyObject {
     var name: String { get }
     /// Codec parameters for a muxer, valid after init.
     var codecParameters: CodecParameters { get }
-    /// Sends one frame with its presentation time in microseconds; returns the packets ready.
-    func encode(_ frame: VideoFrame, ptsMicroseconds: Int64) throws -> [EncodedPacket]
+    /// Sends one frame with its presentation time in microseconds; returns the
+    /// packets ready. `keyframe` forces this frame to be a keyframe (IDR).
+    func encode(_ frame: VideoFrame, ptsMicroseconds: Int64, keyframe: Bool) throws -> [EncodedPacket]
     /// Drains the encoder.
     func finish() throws -> [EncodedPacket]
 }
@@ -193,6 +202,8 @@ public final class LibavVideoEncoder: VideoEncoder {
         defer { av_dict_free(&options) }
         if name.hasPrefix("libx26") {
             av_dict_set(&options, "preset", settings.preset, 0)
+            // A forced keyframe (segment boundary) is an IDR: a file can start there.
+            av_dict_set(&options, "forced-idr", "1", 0)
         }
         if let profile = settings.profile {
             av_dict_set(&options, "profile", profile, 0)
@@ -236,6 +247,10 @@ public final class LibavVideoEncoder: VideoEncoder {
     }
 
     public func encode(_ frame: VideoFrame, ptsMicroseconds: Int64) throws -> [EncodedPacket] {
+        try encode(frame, ptsMicroseconds: ptsMicroseconds, keyframe: false)
+    }
+
+    public func encode(_ frame: VideoFrame, ptsMicroseconds: Int64, keyframe: Bool) throws -> [EncodedPacket] {
         guard let context else { return [] }
         copies.recordFrame()
         var avFrame: UnsafeMutablePointer<AVFrame>?
@@ -246,6 +261,7 @@ public final class LibavVideoEncoder: VideoEncoder {
         }
         defer { av_frame_free(&avFrame) }
         avFrame!.pointee.pts = ptsMicroseconds
+        if keyframe { avFrame!.pointee.pict_type = AV_PICTURE_TYPE_I }
         try check(avcodec_send_frame(context, avFrame), "avcodec_send_frame", name)
         return try receive()
     }

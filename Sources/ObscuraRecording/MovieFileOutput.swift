@@ -67,6 +67,8 @@ public struct RecordingProgress: Sendable, Equatable {
 
 public enum RecordingEvent: Sendable, Equatable {
     case started(path: String)
+    /// A segment was completed and has its final name.
+    case segmentFinished(path: String)
     case progress(RecordingProgress)
     case finished(path: String, reason: RecordingFinishReason, RecordingProgress)
 }
@@ -84,6 +86,10 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
     public let queue = FrameQueue(policy: .bounded(4))
     public let preferredPixelFormat: PixelFormat?
     public var maxRecordedDuration: Duration?
+    /// When set, a new file every `segmentDuration`, starting at a keyframe:
+    /// `clip.mp4` becomes `clip-0001.mp4`, `clip-0002.mp4`, … Each frame is
+    /// in exactly one segment.
+    public var segmentDuration: Duration?
     public var maxRecordedFileSize: Int?
     /// Recording stops (reason `.diskFull`) when the disk has less free space.
     public var minFreeDiskSpace: Int = 32 << 20
@@ -161,6 +167,14 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
         var lastSequence: UInt32?
         var progress = RecordingProgress()
         var lastReport = ContinuousClock.now
+        // Segments: the current one's number, where the next begins (µs of
+        // media time), and the pts its file starts at.
+        var segmentIndex = 1
+        let segmentLength = segmentDuration.map { Int64($0.seconds * 1e6) }
+        var nextBoundary = segmentLength ?? Int64.max
+        var keyframeRequested = false
+        var segmentBase: Int64 = 0
+        var bytesBefore = 0
         var reason: RecordingFinishReason = .stopped
         let directory = (path as NSString).deletingLastPathComponent
 
@@ -196,8 +210,8 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
                                                        frameRate: settings.nominalFrameRate,
                                                        averageBitRate: settings.averageBitRate, preset: settings.preset),
                         input: frame.format, copies: copies)
-                    writer = try MovieWriter(path: path, container: container, video: made.codecParameters,
-                                             fragmentDuration: settings.fragmentDuration)
+                    writer = try MovieWriter(path: segmentPath(path, segmentIndex), container: container,
+                                             video: made.codecParameters, fragmentDuration: settings.fragmentDuration)
                     encoder = made
                     progress.size = frame.size
                     progress.encoder = made.name
@@ -226,10 +240,30 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
                     lastInterval = frame.timestampNanoseconds - last
                 }
                 lastWritten = frame.timestampNanoseconds
-                for packet in try encoder!.encode(frame, ptsMicroseconds: pts) { try writer!.write(packet) }
+                var forceKeyframe = false
+                if pts >= nextBoundary, !keyframeRequested {
+                    forceKeyframe = true
+                    keyframeRequested = true
+                }
+                for packet in try encoder!.encode(frame, ptsMicroseconds: pts, keyframe: forceKeyframe) {
+                    if keyframeRequested, packet.isKeyframe, packet.pts >= nextBoundary {
+                        // The boundary keyframe starts the next file.
+                        try writer!.finish()
+                        events.yield(.segmentFinished(path: writer!.path))
+                        bytesBefore += writer!.bytesWritten
+                        segmentIndex += 1
+                        segmentBase = packet.dts
+                        writer = try MovieWriter(path: segmentPath(path, segmentIndex), container: container,
+                                                 video: encoder!.codecParameters, fragmentDuration: settings.fragmentDuration)
+                        nextBoundary += segmentLength ?? 0
+                        keyframeRequested = false
+                    }
+                    packet.rebase(by: segmentBase)
+                    try writer!.write(packet)
+                }
                 progress.frames += 1
                 progress.duration = .microseconds(pts)
-                progress.bytes = writer!.bytesWritten
+                progress.bytes = bytesBefore + writer!.bytesWritten
                 if let max = maxRecordedFileSize, progress.bytes >= max {
                     reason = .maximumFileSizeReached
                     break loop
@@ -251,7 +285,10 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
         // Finish what was recorded, whatever ended it, so nothing is lost.
         if let encoder, let writer {
             do {
-                for packet in try encoder.finish() { try writer.write(packet) }
+                for packet in try encoder.finish() {
+                    packet.rebase(by: segmentBase)
+                    try writer.write(packet)
+                }
                 progress.bytes = writer.bytesWritten
                 try writer.finish()
             } catch {
@@ -263,6 +300,14 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
         }
         publish()
         return reason
+    }
+
+    /// The file of segment `index` (only numbered when segmenting).
+    private func segmentPath(_ path: String, _ index: Int) -> String {
+        guard segmentDuration != nil else { return path }
+        let ext = (path as NSString).pathExtension
+        let base = (path as NSString).deletingPathExtension
+        return base + "-" + String(format: "%04d", index) + "." + ext
     }
 
     static func freeSpace(_ directory: String) -> Int? {

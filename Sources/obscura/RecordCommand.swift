@@ -31,6 +31,7 @@ struct RecordCommand: AsyncParsableCommand {
     @Option(help: "Encoder preset (x264/x265).") var preset: String = "ultrafast"
     @Option(help: "Nominal frame rate when the camera does not report one.") var frameRate: Double = 30
     @Option(help: "Stop when the file reaches this many bytes.") var maxSize: Int?
+    @Option(help: "Start a new file every this many seconds, at a keyframe (clip-0001.mp4, …).") var segment: Double?
     @Option(help: "Stop when the disk has less free space than this many bytes.") var minFreeSpace: Int = 32 << 20
 
     func run() async throws {
@@ -62,6 +63,10 @@ struct RecordCommand: AsyncParsableCommand {
         let movie = MovieFileOutput()
         movie.maxRecordedDuration = .milliseconds(Int(duration * 1000))
         movie.maxRecordedFileSize = maxSize
+        if let segment {
+            guard segment >= 0.5 else { throw UserFacingError("--segment must be at least 0.5 seconds, not \(segment)") }
+            movie.segmentDuration = .milliseconds(Int(segment * 1000))
+        }
         movie.minFreeDiskSpace = minFreeSpace
         session.beginConfiguration()
         try session.addInput(CaptureDeviceInput(device: device))
@@ -89,6 +94,8 @@ struct RecordCommand: AsyncParsableCommand {
             case .started:
                 let p = movie.progress
                 Log.note("encoder \(p.encoder) (software, libavcodec); frames \(p.path)")
+            case .segmentFinished(let path):
+                Log.note("segment finished: \(path)")
             case .progress(let p):
                 Log.note(String(format: "recording %.1f s, %d frames, %d KiB, %.1f fps, dropped %d",
                                 p.duration.seconds, p.frames, p.bytes / 1024, p.frameRate, p.droppedFrames))

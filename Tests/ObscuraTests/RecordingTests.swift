@@ -129,6 +129,43 @@ private func path(_ name: String) -> String {
         #expect(length < expected + 0.3 && length > expected - 0.6, "file \(length) s, recorded \(expected) s")
     }
 
+    @Test func segmentsSplitAtKeyframesWithoutLosingOrRepeatingAFrame() async throws {
+        let output = MovieFileOutput()
+        output.maxRecordedDuration = .milliseconds(3500)
+        output.segmentDuration = .seconds(1)
+        let session = try recordingSession(output)
+        let file = path("segmented.mp4")
+        let events = try output.startRecording(to: file)
+        try session.startRunning()
+        var finished: [String] = []
+        var result: (RecordingFinishReason, RecordingProgress)?
+        for await event in events {
+            if case .segmentFinished(let p) = event { finished.append(p) }
+            if case .finished(_, let reason, let progress) = event { result = (reason, progress) }
+        }
+        try session.stopRunning()
+        let (reason, progress) = try #require(result)
+        #expect(reason == .maximumDurationReached)
+        let base = (file as NSString).deletingPathExtension
+        let names = (1...4).map { base + "-" + String(format: "%04d", $0) + ".mp4" }
+        #expect(finished == Array(names.prefix(3)))
+        var total = 0
+        for name in names {
+            let video = try ProbedVideo.read(name)
+            #expect(video.codec == "h264")
+            #expect(video.isMonotonic)
+            #expect(try #require(video.frameTimes.first) < 0.001, "\(name) starts at \(video.frameTimes.first!)")
+            total += video.frameCount
+            // Each segment but the last holds about a second.
+            if name != names.last { #expect(abs(Double(video.frameCount) - video.measuredFrameRate) <= 2) }
+            let keyframes = try runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=flags",
+                                                       "-of", "csv=p=0", name])
+            #expect(keyframes.stdout.split(separator: "\n").first?.hasPrefix("K") == true, "\(name) must start with a keyframe")
+        }
+        #expect(total == progress.frames)  // every frame in exactly one file
+        #expect(!FileManager.default.fileExists(atPath: base + "-0005.mp4"))
+    }
+
     @Test func tooLittleFreeSpaceStopsWithDiskFull() async throws {
         let output = MovieFileOutput()
         output.minFreeDiskSpace = Int.max  // no disk has that much
