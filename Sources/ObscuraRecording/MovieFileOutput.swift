@@ -177,10 +177,14 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
         var bytesBefore = 0
         var reason: RecordingFinishReason = .stopped
         let directory = (path as NSString).deletingLastPathComponent
+        // The queue and the copy counter live as long as the output: count
+        // from this recording's start.
+        let dropsBefore = queue.drops
+        let copiesBefore = copies.copies
 
         func publish() {
-            progress.droppedFrames = queue.drops
-            progress.copiesPerFrame = copies.copiesPerFrame
+            progress.droppedFrames = queue.drops - dropsBefore
+            progress.copiesPerFrame = progress.frames == 0 ? 0 : Double(copies.copies - copiesBefore) / Double(progress.frames)
             let p = progress
             state.withLock { $0.progress = p }
         }

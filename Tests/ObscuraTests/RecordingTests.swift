@@ -88,10 +88,18 @@ private func path(_ name: String) -> String {
         try await Task.sleep(for: .milliseconds(700))
         output.stopRecording()
         let (reason, _) = try #require(await finish(events))
-        try session.stopRunning()
         #expect(reason == .stopped)
         #expect(!output.isRecording)
         #expect(try ProbedVideo.read(file).frameCount > 5)
+        // The output records again, its counts starting afresh.
+        let again = try output.startRecording(to: path("again.mp4"))
+        try await Task.sleep(for: .milliseconds(500))
+        output.stopRecording()
+        let (secondReason, second) = try #require(await finish(again))
+        #expect(secondReason == .stopped)
+        #expect(second.frames > 0 && second.droppedFrames <= second.frames)
+        #expect(try ProbedVideo.read(path("again.mp4")).frameCount == second.frames)
+        try session.stopRunning()
     }
 
     @Test func pauseAndResumeLeaveNoGapInTheTimeline() async throws {
