@@ -229,12 +229,7 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
 
     /// Sets the lens position (dioptres, LensPosition) in locked focus.
     public func setLensPosition(_ dioptres: Double) throws {
-        try requireLock("setLensPosition")
-        guard let info = controlInfo["LensPosition"] else {
-            throw CaptureError.unsupported(feature: "lens position", device: description, why: "the camera has no LensPosition control")
-        }
-        try check("lens position", dioptres, info)
-        try apply(["LensPosition": [dioptres]])
+        try setScalar("LensPosition", dioptres, call: "setLensPosition", feature: "lens position", name: "lens position")
     }
 
     public var isFocusPointOfInterestSupported: Bool { has("AfWindows") && controlInfo["AfWindows"]?.maximumRectangle != nil }
@@ -315,12 +310,8 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
 
     /// Exposure target bias in EV (ExposureValue).
     public func setExposureTargetBias(_ ev: Double) throws {
-        try requireLock("setExposureTargetBias")
-        guard let info = controlInfo["ExposureValue"] else {
-            throw CaptureError.unsupported(feature: "exposure target bias", device: description, why: "the camera has no ExposureValue control")
-        }
-        try check("exposure target bias (EV)", ev, info)
-        try apply(["ExposureValue": [ev]])
+        try setScalar("ExposureValue", ev, call: "setExposureTargetBias", feature: "exposure target bias",
+                      name: "exposure target bias (EV)")
     }
 
     /// libcamera has no metering-window control, so no camera offers this yet.
@@ -364,13 +355,18 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
 
     /// Brightness (-1…1), contrast and saturation (1 = normal), where offered.
     public func setImageAdjustment(_ adjustment: ImageAdjustment, _ value: Double) throws {
-        try requireLock("setImageAdjustment")
-        guard let info = controlInfo[adjustment.rawValue] else {
-            throw CaptureError.unsupported(feature: adjustment.rawValue.lowercased(), device: description,
-                                           why: "the camera has no \(adjustment.rawValue) control")
+        let name = adjustment.rawValue.lowercased()
+        try setScalar(adjustment.rawValue, value, call: "setImageAdjustment", feature: name, name: name)
+    }
+
+    /// One numeric control: needs the lock, must exist, must be in range.
+    private func setScalar(_ control: String, _ value: Double, call: String, feature: String, name: String) throws {
+        try requireLock(call)
+        guard let info = controlInfo[control] else {
+            throw CaptureError.unsupported(feature: feature, device: description, why: "the camera has no \(control) control")
         }
-        try check(adjustment.rawValue.lowercased(), value, info)
-        try apply([adjustment.rawValue: [value]])
+        try check(name, value, info)
+        try apply([control: [value]])
     }
 
     private func check(_ name: String, _ value: Double, _ info: CameraControlInfo) throws {
