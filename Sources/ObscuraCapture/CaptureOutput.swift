@@ -8,6 +8,13 @@ public protocol CaptureOutput: AnyObject, Sendable {
     var queue: FrameQueue { get }
     /// A pixel format the output would like the camera to deliver, if it has one.
     var preferredPixelFormat: PixelFormat? { get }
+    /// The session lost its camera for good (unplugged, or silent until given
+    /// up). A recording output finalizes what it has.
+    func cameraLost()
+}
+
+extension CaptureOutput {
+    public func cameraLost() {}
 }
 
 /// The input side of a session: a device.

@@ -402,6 +402,7 @@ public final class CaptureSession: @unchecked Sendable {
             try? device.source.stop()
             device.source.close()
             device.stopped()
+            for c in connections { c.output.cameraLost() }
         }
         emit(.runtimeError(what))
         emit(.wasInterrupted(reason))
@@ -418,6 +419,7 @@ public final class CaptureSession: @unchecked Sendable {
         log("the camera stayed silent: it is given up and its backend started afresh")
         let listed = device.source.abandonAndRecover()
         device.stopped()
+        for c in connections { c.output.cameraLost() }
         lock.withLock { _ in availabilityClosed = true }
         if listed { resume() }
     }

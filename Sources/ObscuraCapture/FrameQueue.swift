@@ -165,6 +165,9 @@ public final class FrameQueue: Sendable {
         waiter?.resume(returning: nil)
     }
 
+    /// Whether the queue is closed (its session stopped).
+    public var isClosed: Bool { state.withLock { $0.closed } }
+
     /// Opens the queue again (a session restarting).
     public func reopen() { state.withLock { $0.closed = false } }
 }

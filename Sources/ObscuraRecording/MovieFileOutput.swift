@@ -19,7 +19,26 @@ public struct MovieSettings: Sendable, Equatable {
     /// built plus the encoder's few frames of latency: half a second keeps
     /// that under one second.
     public var fragmentDuration: Duration = .milliseconds(500)
+    /// The container; nil: from the file name's extension.
+    public var container: MovieContainer?
     public init() {}
+
+    func encoderSettings(size: PixelSize) -> VideoEncoderSettings {
+        VideoEncoderSettings(codec: codec, size: size, frameRate: nominalFrameRate,
+                             averageBitRate: averageBitRate, preset: preset)
+    }
+}
+
+/// What the pre-record buffer holds.
+public struct PreRecordStatus: Sendable, Equatable {
+    public var frames = 0
+    public var bytes = 0
+    /// Camera time from the oldest buffered frame to the newest.
+    public var held: Duration = .zero
+    /// Groups of pictures dropped because the buffer reached its byte limit.
+    public var groupsDroppedForBytes = 0
+    /// The last encoder error while buffering, if any.
+    public var lastError: String?
 }
 
 /// Why a recording ended.
@@ -28,8 +47,10 @@ public enum RecordingFinishReason: Sendable, Equatable, CustomStringConvertible 
     case maximumDurationReached
     case maximumFileSizeReached
     case diskFull
-    /// The session stopped (or lost its camera for good) while recording.
+    /// The session stopped while recording.
     case sessionStopped
+    /// The camera went away (unplugged, or silent until given up).
+    case cameraLost
     case error(String)
 
     public var description: String {
@@ -39,6 +60,7 @@ public enum RecordingFinishReason: Sendable, Equatable, CustomStringConvertible 
         case .maximumFileSizeReached: "maximum file size reached"
         case .diskFull: "disk full"
         case .sessionStopped: "the session stopped"
+        case .cameraLost: "camera lost"
         case .error(let e): "error: \(e)"
         }
     }
@@ -59,6 +81,9 @@ public struct RecordingProgress: Sendable, Equatable {
     public var encoder = ""
     /// How frames reach the encoder: wrapped without a copy, or converted (with the cost).
     public var path = ""
+    /// Video at the start of the file that came from the pre-record buffer
+    /// (recorded before the recording was started).
+    public var preRoll: Duration = .zero
     /// Frames per second measured from the timestamps.
     public var frameRate: Double {
         frames > 1 && duration > .zero ? Double(frames - 1) / duration.seconds : 0
@@ -99,7 +124,35 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
         var task: Task<Void, Never>?
         var stop = false
         var paused = false
+        var cameraLost = false
         var progress = RecordingProgress()
+        /// Pre-recording: what it keeps, the task filling the buffer, and
+        /// whether that task should hand its encoder and buffer over.
+        var preRecord: PreRecordArm?
+        var buffering: Task<Carry?, Never>?
+        var handOver = false
+        var bufferStatus = PreRecordStatus()
+    }
+
+    struct PreRecordArm {
+        let duration: Duration
+        let byteLimit: Int
+        let settings: MovieSettings
+    }
+
+    /// What the pre-record buffer hands to a recording: the running encoder,
+    /// its timeline, and the buffered packets. Ownership moves: the buffering
+    /// task has ended before the recording task touches any of it.
+    struct Carry: @unchecked Sendable {
+        let encoder: LibavVideoEncoder
+        let epoch: UInt64
+        let lastPTS: Int64
+        let lastTimestamp: UInt64
+        let lastSequence: UInt32
+        let entries: [PreRecordBuffer.Entry]
+        let trigger: UInt64
+        let format: PixelFormat
+        let size: PixelSize
     }
     private let state = Mutex(State())
 
@@ -109,25 +162,159 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
     }
 
     public var isRecording: Bool { state.withLock { $0.task != nil } }
+    public var isPreRecording: Bool { state.withLock { $0.preRecord != nil } }
+    /// What the pre-record buffer holds now.
+    public var preRecordStatus: PreRecordStatus { state.withLock { $0.bufferStatus } }
+
+    /// Keeps the last `duration` of encoded video in memory (at most
+    /// `byteLimit` bytes), so that a recording started at time T begins at
+    /// the keyframe at or before T − duration. Encoding runs all the time
+    /// while armed (the output holds the queue's frames as a recording
+    /// would); keyframes come at least every `settings`' keyframe interval,
+    /// one second by default, which bounds how much earlier than
+    /// T − duration a recording can begin. Recordings started while armed
+    /// use these settings.
+    public func armPreRecording(duration: Duration, byteLimit: Int = 64 << 20, settings: MovieSettings = MovieSettings()) throws {
+        guard duration > .zero, duration <= .seconds(600) else { throw RecordingError.preRecordDuration(duration) }
+        guard byteLimit >= 1 << 20 else { throw RecordingError.preRecordBytes(byteLimit) }
+        try state.withLock { s in
+            guard s.preRecord == nil else { throw RecordingError.alreadyPreRecording }
+            s.preRecord = PreRecordArm(duration: duration, byteLimit: byteLimit, settings: settings)
+            if s.task == nil { startBuffering(&s) }
+        }
+    }
+
+    /// Stops pre-recording and frees its buffer; a recording in progress goes on.
+    public func disarmPreRecording() {
+        let task = state.withLock { s -> Task<Carry?, Never>? in
+            s.preRecord = nil
+            s.bufferStatus = PreRecordStatus()
+            if s.task == nil { queue.setAccepting(false) }
+            return s.buffering
+        }
+        queue.wake()
+        _ = task
+    }
+
+    /// Called with the lock held.
+    private func startBuffering(_ s: inout State) {
+        guard let arm = s.preRecord else { return }
+        s.handOver = false
+        queue.setAccepting(true)
+        s.buffering = Task.detached { [self] in await self.buffer(arm) }
+    }
+
+    /// Fills the pre-record buffer until disarmed or asked to hand over.
+    private func buffer(_ arm: PreRecordArm) async -> Carry? {
+        var encoder: LibavVideoEncoder?
+        var epoch: UInt64 = 0
+        var lastPTS: Int64 = -1
+        var lastTimestamp: UInt64 = 0
+        var lastSequence: UInt32 = 0
+        var format = PixelFormat.nv12
+        var size = PixelSize(width: 0, height: 0)
+        let ring = PreRecordBuffer(duration: arm.duration, byteLimit: arm.byteLimit)
+        func reset() {
+            encoder = nil
+            lastPTS = -1
+            _ = ring.take(now: .max)
+        }
+        while true {
+            let (handOver, armed) = state.withLock { ($0.handOver, $0.preRecord != nil) }
+            if !armed { return nil }
+            if handOver {
+                guard let encoder else { return nil }
+                return Carry(encoder: encoder, epoch: epoch, lastPTS: lastPTS, lastTimestamp: lastTimestamp,
+                             lastSequence: lastSequence, entries: ring.take(now: lastTimestamp), trigger: lastTimestamp,
+                             format: format, size: size)
+            }
+            guard let frame = await queue.next() else {
+                if queue.isClosed {
+                    // The session stopped: the timeline breaks, start afresh.
+                    reset()
+                    try? await Task.sleep(for: .milliseconds(50))
+                }
+                continue
+            }
+            do {
+                if encoder == nil {
+                    encoder = try LibavVideoEncoder(settings: arm.settings.encoderSettings(size: frame.size), input: frame.format, copies: copies)
+                    epoch = frame.timestampNanoseconds
+                    format = frame.format
+                    size = frame.size
+                }
+                guard frame.timestampNanoseconds >= epoch else { continue }
+                let pts = Int64(frame.timestampNanoseconds - epoch) / 1000
+                guard pts > lastPTS else { continue }
+                lastPTS = pts
+                lastTimestamp = frame.timestampNanoseconds
+                lastSequence = frame.sequence
+                for packet in try encoder!.encode(frame, ptsMicroseconds: pts, keyframe: false) {
+                    ring.append(packet, timestamp: epoch &+ UInt64(max(0, packet.pts)) &* 1000)
+                }
+                let status = PreRecordStatus(frames: ring.count, bytes: ring.bytes,
+                                             held: ring.oldestTimestamp.map { .nanoseconds(Int64(lastTimestamp &- $0)) } ?? .zero,
+                                             groupsDroppedForBytes: ring.droppedForBytes)
+                state.withLock { $0.bufferStatus = status }
+            } catch {
+                // An encoder that cannot start or fails: say so through the
+                // status and try again with the next frame.
+                state.withLock { $0.bufferStatus.lastError = "\(error)" }
+                reset()
+            }
+        }
+    }
+
+    /// Stops the buffering task and takes its encoder and buffer.
+    private func takeOverBuffer() async -> Carry? {
+        guard let task = state.withLock({ s -> Task<Carry?, Never>? in
+            s.handOver = true
+            return s.buffering
+        }) else { return nil }
+        queue.wake()
+        let carry = await task.value
+        state.withLock { s in
+            s.buffering = nil
+            s.bufferStatus = PreRecordStatus()
+        }
+        return carry
+    }
+
+    /// The camera went away: a recording in progress finishes with reason
+    /// `.cameraLost` (the file is finalized and keeps what was recorded).
+    public func cameraLost() {
+        state.withLock { $0.cameraLost = true }
+        queue.wake()
+    }
     public var progress: RecordingProgress { state.withLock { $0.progress } }
 
     /// Starts recording to `path` (.mp4, .mov or .mkv). Events arrive on the
     /// returned stream, which ends after `.finished`.
+    /// While pre-recording is armed, the armed settings are used and the file
+    /// begins with the buffered video.
     public func startRecording(to path: String, settings: MovieSettings = MovieSettings()) throws -> AsyncStream<RecordingEvent> {
-        guard let container = MovieContainer(pathExtension: (path as NSString).pathExtension) else {
+        guard let container = settings.container ?? MovieContainer(pathExtension: (path as NSString).pathExtension) else {
             throw RecordingError.unknownContainer(path)
         }
         let (events, continuation) = AsyncStream<RecordingEvent>.makeStream(bufferingPolicy: .bufferingNewest(256))
         try state.withLock { s in
             guard s.task == nil else { throw RecordingError.alreadyRecording }
             s.stop = false
+            s.cameraLost = false
             s.progress = RecordingProgress()
             queue.setAccepting(true)
+            let armed = s.preRecord?.settings
             s.task = Task.detached { [self] in
-                let reason = await self.run(path: path, container: container, settings: settings, events: continuation)
-                self.queue.setAccepting(false)
+                let carry = await self.takeOverBuffer()
+                let reason = await self.run(path: path, container: container, settings: armed ?? settings,
+                                            carry: carry, events: continuation)
                 let final = self.state.withLock { s -> RecordingProgress in
                     s.task = nil
+                    if s.preRecord != nil {
+                        self.startBuffering(&s)
+                    } else {
+                        self.queue.setAccepting(false)
+                    }
                     return s.progress
                 }
                 continuation.yield(.finished(path: path, reason: reason, final))
@@ -151,27 +338,38 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
 
     private var stopRequested: Bool { state.withLock { $0.stop } }
 
-    /// The recording loop, off the camera's thread.
-    private func run(path: String, container: MovieContainer, settings: MovieSettings,
+    /// The recording loop, off the camera's thread. With `carry` (from the
+    /// pre-record buffer) the encoder is already running: its buffered
+    /// packets open the file and its timeline goes on.
+    private func run(path: String, container: MovieContainer, settings: MovieSettings, carry: Carry?,
                      events: AsyncStream<RecordingEvent>.Continuation) async -> RecordingFinishReason {
-        var encoder: LibavVideoEncoder?
+        var encoder: LibavVideoEncoder? = carry?.encoder
         var writer: MovieWriter?
-        var first: UInt64?
-        var lastPTS: Int64 = -1
+        // Encoder time is camera time minus `first` minus the pauses, in µs.
+        var first: UInt64? = carry?.epoch
+        var lastPTS: Int64 = carry?.lastPTS ?? -1
         // Pauses removed from the timeline, in nanoseconds; the last frame
         // written and the usual distance between frames.
         var pausedTotal: UInt64 = 0
-        var lastWritten: UInt64?
+        var lastWritten: UInt64? = carry?.lastTimestamp
         var lastInterval: UInt64 = 33_333_333
         var wasPaused = false
-        var lastSequence: UInt32?
+        var lastSequence: UInt32? = carry?.lastSequence
         var progress = RecordingProgress()
         var lastReport = ContinuousClock.now
+        // Where the file starts in encoder time (its first packet's dts is
+        // shifted to zero), and where the recording was asked for: limits
+        // count from there.
+        var fileBase: Int64 = 0
+        var triggerPTS: Int64 = 0
+        // With a running encoder but nothing buffered, the file waits for a
+        // keyframe (asked for at once).
+        var waitingForKeyframe = false
         // Segments: the current one's number, where the next begins (µs of
-        // media time), and the pts its file starts at.
+        // encoder time), and the pts its file starts at.
         var segmentIndex = 1
         let segmentLength = segmentDuration.map { Int64($0.seconds * 1e6) }
-        var nextBoundary = segmentLength ?? Int64.max
+        var nextBoundary = Int64.max
         var keyframeRequested = false
         var segmentBase: Int64 = 0
         var bytesBefore = 0
@@ -181,18 +379,89 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
         // from this recording's start.
         let dropsBefore = queue.drops
         let copiesBefore = copies.copies
+        let framesBefore = copies.frames
 
         func publish() {
             progress.droppedFrames = queue.drops - dropsBefore
-            progress.copiesPerFrame = progress.frames == 0 ? 0 : Double(copies.copies - copiesBefore) / Double(progress.frames)
+            let encoded = copies.frames - framesBefore
+            progress.copiesPerFrame = encoded == 0 ? 0 : Double(copies.copies - copiesBefore) / Double(encoded)
             let p = progress
             state.withLock { $0.progress = p }
         }
 
+        func describe(_ made: LibavVideoEncoder, _ frameFormat: PixelFormat, _ size: PixelSize) {
+            progress.size = size
+            progress.encoder = made.name
+            if made.isZeroCopy {
+                progress.path = "\(frameFormat) wrapped without copying"
+            } else if let from = frameFormat.info, let to = PixelFormat.yuv420.info {
+                progress.path = "converted, one CPU copy per frame: "
+                    + from.memoryCost(to: to, width: size.width, height: size.height)
+            }
+        }
+
+        /// Opens the file at `packet` (a keyframe): it becomes time zero.
+        func open(at packet: EncodedPacket, encoder: LibavVideoEncoder) throws {
+            fileBase = packet.dts
+            segmentBase = packet.dts
+            nextBoundary = segmentLength.map { packet.pts + $0 } ?? .max
+            writer = try MovieWriter(path: segmentPath(path, segmentIndex), container: container,
+                                     video: encoder.codecParameters, fragmentDuration: settings.fragmentDuration)
+            publish()
+            events.yield(.started(path: path))
+        }
+
+        /// Writes one packet, starting the next segment at a boundary keyframe.
+        func write(_ packet: EncodedPacket, encoder: LibavVideoEncoder) throws {
+            if writer == nil {
+                guard packet.isKeyframe else { return }
+                try open(at: packet, encoder: encoder)
+            } else if keyframeRequested, packet.isKeyframe, packet.pts >= nextBoundary {
+                // The boundary keyframe starts the next file.
+                try writer!.finish()
+                events.yield(.segmentFinished(path: writer!.path))
+                bytesBefore += writer!.bytesWritten
+                segmentIndex += 1
+                segmentBase = packet.dts
+                writer = try MovieWriter(path: segmentPath(path, segmentIndex), container: container,
+                                         video: encoder.codecParameters, fragmentDuration: settings.fragmentDuration)
+                nextBoundary += segmentLength ?? 0
+                keyframeRequested = false
+            }
+            packet.rebase(by: segmentBase)
+            try writer!.write(packet)
+            progress.frames += 1 // one packet per frame
+        }
+
+        if let carry, let made = encoder {
+            triggerPTS = Int64(carry.trigger &- carry.epoch) / 1000
+            describe(made, carry.format, carry.size)
+            if let firstEntry = carry.entries.first {
+                progress.preRoll = .nanoseconds(Int64(carry.trigger &- firstEntry.timestamp))
+            }
+            do {
+                for entry in carry.entries {
+                    try write(entry.packet, encoder: made)
+                }
+            } catch {
+                reason = Self.isDiskFull(error) ? .diskFull : .error("\(error)")
+                stopRecording()
+            }
+            waitingForKeyframe = carry.entries.isEmpty
+        }
+
         loop: while !stopRequested {
             guard let frame = await queue.next() else {
-                reason = stopRequested ? .stopped : .sessionStopped
-                break
+                if stopRequested { break }
+                if state.withLock({ $0.cameraLost }) {
+                    reason = .cameraLost
+                    break
+                }
+                if queue.isClosed {
+                    reason = .sessionStopped
+                    break
+                }
+                continue
             }
             if stopRequested { break }
             if state.withLock({ $0.paused }) {
@@ -209,29 +478,15 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
             }
             do {
                 if encoder == nil {
-                    let made = try LibavVideoEncoder(
-                        settings: VideoEncoderSettings(codec: settings.codec, size: frame.size,
-                                                       frameRate: settings.nominalFrameRate,
-                                                       averageBitRate: settings.averageBitRate, preset: settings.preset),
-                        input: frame.format, copies: copies)
-                    writer = try MovieWriter(path: segmentPath(path, segmentIndex), container: container,
-                                             video: made.codecParameters, fragmentDuration: settings.fragmentDuration)
-                    encoder = made
-                    progress.size = frame.size
-                    progress.encoder = made.name
-                    if made.isZeroCopy {
-                        progress.path = "\(frame.format) wrapped without copying"
-                    } else if let from = frame.format.info, let to = PixelFormat.yuv420.info {
-                        progress.path = "converted, one CPU copy per frame: "
-                            + from.memoryCost(to: to, width: frame.size.width, height: frame.size.height)
-                    }
-                    publish()
-                    events.yield(.started(path: path))
+                    encoder = try LibavVideoEncoder(settings: settings.encoderSettings(size: frame.size),
+                                                    input: frame.format, copies: copies)
                 }
+                if progress.size == nil { describe(encoder!, frame.format, frame.size) }
                 let start = first ?? frame.timestampNanoseconds
                 first = start
+                guard frame.timestampNanoseconds >= start &+ pausedTotal else { continue }
                 let pts = Int64(frame.timestampNanoseconds &- start &- pausedTotal) / 1000
-                if let max = maxRecordedDuration, pts >= Int64(max.seconds * 1e6) {
+                if let max = maxRecordedDuration, pts - triggerPTS >= Int64(max.seconds * 1e6) {
                     reason = .maximumDurationReached
                     break loop
                 }
@@ -244,30 +499,18 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
                     lastInterval = frame.timestampNanoseconds - last
                 }
                 lastWritten = frame.timestampNanoseconds
-                var forceKeyframe = false
-                if pts >= nextBoundary, !keyframeRequested {
+                var forceKeyframe = waitingForKeyframe
+                waitingForKeyframe = false
+                if writer != nil, pts >= nextBoundary, !keyframeRequested {
                     forceKeyframe = true
                     keyframeRequested = true
                 }
                 for packet in try encoder!.encode(frame, ptsMicroseconds: pts, keyframe: forceKeyframe) {
-                    if keyframeRequested, packet.isKeyframe, packet.pts >= nextBoundary {
-                        // The boundary keyframe starts the next file.
-                        try writer!.finish()
-                        events.yield(.segmentFinished(path: writer!.path))
-                        bytesBefore += writer!.bytesWritten
-                        segmentIndex += 1
-                        segmentBase = packet.dts
-                        writer = try MovieWriter(path: segmentPath(path, segmentIndex), container: container,
-                                                 video: encoder!.codecParameters, fragmentDuration: settings.fragmentDuration)
-                        nextBoundary += segmentLength ?? 0
-                        keyframeRequested = false
-                    }
-                    packet.rebase(by: segmentBase)
-                    try writer!.write(packet)
+                    try write(packet, encoder: encoder!)
                 }
-                progress.frames += 1
-                progress.duration = .microseconds(pts)
-                progress.bytes = bytesBefore + writer!.bytesWritten
+                guard let current = writer else { continue }
+                progress.duration = .microseconds(pts - fileBase)
+                progress.bytes = bytesBefore + current.bytesWritten
                 if let max = maxRecordedFileSize, progress.bytes >= max {
                     reason = .maximumFileSizeReached
                     break loop
@@ -287,19 +530,18 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
             }
         }
         // Finish what was recorded, whatever ended it, so nothing is lost.
-        if let encoder, let writer {
+        if let encoder, writer != nil {
             do {
                 for packet in try encoder.finish() {
-                    packet.rebase(by: segmentBase)
-                    try writer.write(packet)
+                    try write(packet, encoder: encoder)
                 }
-                progress.bytes = writer.bytesWritten
-                try writer.finish()
+                progress.bytes = bytesBefore + writer!.bytesWritten
+                try writer!.finish()
             } catch {
                 if reason == .stopped || reason == .maximumDurationReached {
                     reason = Self.isDiskFull(error) ? .diskFull : .error("\(error)")
                 }
-                writer.closeKeepingFragments()
+                writer!.closeKeepingFragments()
             }
         }
         publish()
@@ -330,12 +572,18 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
 public enum RecordingError: Error, CustomStringConvertible, Equatable {
     case unknownContainer(String)
     case alreadyRecording
+    case alreadyPreRecording
+    case preRecordDuration(Duration)
+    case preRecordBytes(Int)
 
     public var description: String {
         switch self {
         case .unknownContainer(let path):
             "cannot tell the container from \"\(path)\"; use a name ending in .mp4, .mov or .mkv"
         case .alreadyRecording: "the output is already recording; stop it first"
+        case .alreadyPreRecording: "pre-recording is already armed; disarm it first to change it"
+        case .preRecordDuration(let d): "a pre-record duration must be above 0 and at most 600 seconds, not \(d)"
+        case .preRecordBytes(let n): "a pre-record buffer needs at least 1 MiB, not \(n) bytes"
         }
     }
 }

@@ -15,6 +15,20 @@ enum Log {
         FileHandle.standardError.write(Data("obscura: \(text)\n".utf8))
     }
 
+    /// A status line that rewrites itself on a terminal (one line per call otherwise).
+    static func status(_ text: String) {
+        if isatty(STDERR_FILENO) != 0 {
+            FileHandle.standardError.write(Data("\r\u{1B}[K\(text)".utf8))
+        } else {
+            note(text)
+        }
+    }
+
+    /// Ends a status line on a terminal.
+    static func endStatus() {
+        if isatty(STDERR_FILENO) != 0 { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+
     /// A line of output, written at once (unbuffered) so a reader sees it now.
     static func output(_ text: String) {
         FileHandle.standardOutput.write(Data("\(text)\n".utf8))

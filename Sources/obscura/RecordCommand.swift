@@ -17,12 +17,17 @@ struct RecordCommand: AsyncParsableCommand {
         The file is written as <output>.partial (fragmented every second, so a \
         killed process leaves a playable file) and renamed when the recording \
         finishes. SIGINT or SIGTERM stops the recording and finalizes it. A \
-        progress line goes to standard error every second; a one-line summary \
-        to standard output at the end. --camera synthetic records a test pattern.
+        progress line goes to standard error (rewritten in place on a terminal); \
+        a one-line summary to standard output at the end. With --pre-record N the \
+        encoder runs from the start, the recording is triggered after \
+        --trigger-after seconds (or by SIGUSR1), and the file begins with up to \
+        N seconds from before the trigger (from the keyframe at or before it); \
+        --duration counts from the trigger. --camera synthetic records a test pattern.
         """)
 
     @Option(help: "Seconds to record (by the camera's timestamps).") var duration: Double
     @Option(help: "Output file (.mp4, .mov or .mkv).") var output: String
+    @Option(help: "Container: mp4, mov or mkv; default: from the output's extension.") var container: String?
     @Option(help: "Camera id (see `obscura devices`), or synthetic; default: the first camera.") var camera: String?
     @Option(help: "Frame size, e.g. 1280x720; default: the camera's for the preset.") var size: String?
     @Option(help: "Camera pixel format fourcc, e.g. NV12; default: NV12 when offered.") var pixelFormat: String?
@@ -33,6 +38,9 @@ struct RecordCommand: AsyncParsableCommand {
     @Option(help: "Stop when the file reaches this many bytes.") var maxSize: Int?
     @Option(help: "Start a new file every this many seconds, at a keyframe (clip-0001.mp4, …).") var segment: Double?
     @Option(help: "Stop when the disk has less free space than this many bytes.") var minFreeSpace: Int = 32 << 20
+    @Option(help: "Seconds of video before the trigger to keep (encoded, in memory).") var preRecord: Double?
+    @Option(help: "With --pre-record: seconds from start to the trigger (default: the pre-record time); SIGUSR1 triggers earlier.") var triggerAfter: Double?
+    @Option(help: "With --pre-record: memory for the buffer, in bytes.") var preRecordBytes: Int = 64 << 20
 
     func run() async throws {
         try await Self.reporting { try await record() }
@@ -40,8 +48,23 @@ struct RecordCommand: AsyncParsableCommand {
 
     private func record() async throws {
         guard duration > 0 else { throw UserFacingError("--duration must be positive, not \(duration)") }
-        guard MovieContainer(pathExtension: (output as NSString).pathExtension) != nil else {
-            throw UserFacingError("cannot tell the container from \"\(output)\"; use a name ending in .mp4, .mov or .mkv")
+        let fileType: MovieContainer
+        if let container {
+            guard let named = MovieContainer(rawValue: container) else {
+                throw UserFacingError("unknown container \"\(container)\"; allowed: mp4, mov, mkv")
+            }
+            fileType = named
+        } else {
+            guard let fromName = MovieContainer(pathExtension: (output as NSString).pathExtension) else {
+                throw UserFacingError("cannot tell the container from \"\(output)\"; use a name ending in .mp4, .mov or .mkv, or --container")
+            }
+            fileType = fromName
+        }
+        if let preRecord, !(preRecord > 0 && preRecord <= 600) {
+            throw UserFacingError("--pre-record must be above 0 and at most 600 seconds, not \(preRecord)")
+        }
+        if let triggerAfter, preRecord == nil || triggerAfter < 0 {
+            throw UserFacingError("--trigger-after \(triggerAfter) needs --pre-record and must not be negative")
         }
         guard let videoCodec = VideoCodec(rawValue: codec) else {
             throw UserFacingError("unknown codec \"\(codec)\"; allowed: \(VideoCodec.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -79,14 +102,34 @@ struct RecordCommand: AsyncParsableCommand {
         settings.averageBitRate = bitRate
         settings.preset = preset
         settings.nominalFrameRate = device.cameraDescription.frameRateRange?.upperBound ?? frameRate
+        settings.container = fileType
 
-        let events = try movie.startRecording(to: output, settings: settings)
-        try session.startRunning()
-        if let stream = session.activeConfiguration?.streams.first {
-            Log.note("camera \"\(device.uniqueID)\": \(stream.pixelFormat) \(stream.size), stride \(stream.stride), \(stream.bufferCount) buffers")
-        }
         let signals = SignalStop { movie.stopRecording() }
         defer { signals.cancel() }
+        if let preRecord {
+            try movie.armPreRecording(duration: .milliseconds(Int(preRecord * 1000)), byteLimit: preRecordBytes, settings: settings)
+            try session.startRunning()
+            logStream(session, device)
+            let trigger = SignalTrigger(SIGUSR1)
+            defer { trigger.cancel() }
+            let wait = triggerAfter ?? preRecord
+            Log.note(String(format: "pre-recording %.1f s; trigger in %.1f s or on SIGUSR1", preRecord, wait))
+            let until = ContinuousClock.now + .milliseconds(Int(wait * 1000))
+            while ContinuousClock.now < until, !trigger.fired, signals.reason == nil {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            if signals.reason != nil {
+                if session.isRunning || session.isInterrupted { try session.stopRunning() }
+                throw UserFacingError("stopped before the trigger; nothing recorded")
+            }
+            let held = movie.preRecordStatus
+            Log.note(String(format: "triggered; the buffer holds %.2f s (%d frames, %d KiB)", held.held.seconds, held.frames, held.bytes / 1024))
+        }
+        let events = try movie.startRecording(to: output, settings: settings)
+        if preRecord == nil {
+            try session.startRunning()
+            logStream(session, device)
+        }
 
         var summary: (reason: RecordingFinishReason, progress: RecordingProgress)?
         for await event in events {
@@ -97,12 +140,14 @@ struct RecordCommand: AsyncParsableCommand {
             case .segmentFinished(let path):
                 Log.note("segment finished: \(path)")
             case .progress(let p):
-                Log.note(String(format: "recording %.1f s, %d frames, %d KiB, %.1f fps, dropped %d",
-                                p.duration.seconds, p.frames, p.bytes / 1024, p.frameRate, p.droppedFrames))
+                Log.status(String(format: "recording %.1f s, %d frames, %d KiB, %.1f fps, dropped %d",
+                                  p.duration.seconds, p.frames, p.bytes / 1024, p.frameRate, p.droppedFrames))
             case .finished(_, let reason, let p):
+                Log.endStatus()
                 summary = (reason, p)
             }
         }
+        movie.disarmPreRecording()
         if session.isRunning || session.isInterrupted { try session.stopRunning() }
         guard let (reason, p) = summary else { throw UserFacingError("the recording ended without a result") }
         if let why = signals.reason { Log.note(why) }
@@ -111,12 +156,41 @@ struct RecordCommand: AsyncParsableCommand {
         print("recorded \(output): \(p.frames) frames, \(p.size.map(\.description) ?? "?") \(p.encoder), "
               + String(format: "%.3f s, %.2f fps", length, p.frameRate)
               + ", \(p.bytes / 1024) KiB, camera skipped \(p.skippedFrames) frames, dropped \(p.droppedFrames)"
-              + ", CPU copies per frame \(String(format: "%.2f", p.copiesPerFrame)), finished: \(reason)")
+              + ", CPU copies per frame \(String(format: "%.2f", p.copiesPerFrame))"
+              + (preRecord != nil ? String(format: ", pre-roll %.3f s", p.preRoll.seconds) : "")
+              + ", finished: \(reason)")
         switch reason {
         case .stopped, .maximumDurationReached, .maximumFileSizeReached: break
         default: throw ExitCode(3)
         }
     }
+}
+
+private func logStream(_ session: CaptureSession, _ device: CaptureDevice) {
+    if let stream = session.activeConfiguration?.streams.first {
+        Log.note("camera \"\(device.uniqueID)\": \(stream.pixelFormat) \(stream.size), stride \(stream.stride), \(stream.bufferCount) buffers")
+    }
+}
+
+/// Remembers that a signal came (SIGUSR1 triggers a pre-recorded recording).
+final class SignalTrigger: Sendable {
+    private final class Flag: Sendable {
+        let value = Atomic<Bool>(false)
+    }
+    private let source: Mutex<(any DispatchSourceSignal)?>
+    private let flag = Flag()
+
+    init(_ signal: Int32) {
+        Foundation.signal(signal, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: signal, queue: .global())
+        let flag = self.flag
+        source.setEventHandler { flag.value.store(true, ordering: .relaxed) }
+        source.resume()
+        self.source = Mutex(source)
+    }
+
+    var fired: Bool { flag.value.load(ordering: .relaxed) }
+    func cancel() { source.withLock { $0?.cancel() } }
 }
 
 /// Runs `stop` on SIGINT or SIGTERM and remembers which came.

@@ -187,3 +187,70 @@ private func path(_ name: String) -> String {
         #expect(try ProbedVideo.read(file).frameCount == progress.frames)
     }
 }
+
+@Suite(.serialized) struct PreRecordTests {
+    @Test func aRecordingBeginsAtTheKeyframeAtOrBeforeTheTriggerMinusThePreRecordTime() async throws {
+        let output = MovieFileOutput()
+        output.maxRecordedDuration = .seconds(1)
+        let session = try recordingSession(output)
+        try output.armPreRecording(duration: .seconds(2))
+        try session.startRunning()
+        try await Task.sleep(for: .milliseconds(3600))
+        let status = output.preRecordStatus
+        // Two seconds plus at most one group of pictures (keyframes every second).
+        #expect(status.held >= .milliseconds(1900) && status.held <= .milliseconds(3100), "buffer holds \(status.held)")
+        #expect(status.groupsDroppedForBytes == 0)
+        let file = path("prerecord.mp4")
+        let events = try output.startRecording(to: file)
+        let (reason, progress) = try #require(await finish(events))
+        #expect(reason == .maximumDurationReached)
+        #expect(progress.preRoll >= .seconds(2), "pre-roll \(progress.preRoll)")
+        #expect(progress.preRoll < .milliseconds(3050), "pre-roll \(progress.preRoll): more than one keyframe interval early")
+        let video = try ProbedVideo.read(file)
+        #expect(video.frameCount == progress.frames)
+        #expect(video.isMonotonic)
+        #expect(try #require(video.frameTimes.first) < 0.001)
+        // Pre-roll plus the one second recorded after the trigger.
+        let length = try #require(video.frameTimes.last)
+        let expected = progress.preRoll.seconds + 1
+        #expect(abs(length - expected) < 0.1, "file \(length) s, expected \(expected) s")
+        let flags = try runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=flags",
+                                               "-of", "csv=p=0", file]).stdout
+        #expect(flags.split(separator: "\n").first?.hasPrefix("K") == true, "the file must start with a keyframe")
+
+        // Still armed: a second recording also gets its pre-roll.
+        try await Task.sleep(for: .milliseconds(2500))
+        let second = try output.startRecording(to: path("prerecord-2.mp4"))
+        let (_, again) = try #require(await finish(second))
+        #expect(again.preRoll >= .seconds(2))
+        output.disarmPreRecording()
+        #expect(!output.isPreRecording)
+        try session.stopRunning()
+    }
+
+    @Test func armingRefusesNonsense() throws {
+        let output = MovieFileOutput()
+        #expect(throws: RecordingError.preRecordDuration(.zero)) { try output.armPreRecording(duration: .zero) }
+        #expect(throws: RecordingError.preRecordBytes(1000)) { try output.armPreRecording(duration: .seconds(1), byteLimit: 1000) }
+        try output.armPreRecording(duration: .seconds(1))
+        #expect(throws: RecordingError.alreadyPreRecording) { try output.armPreRecording(duration: .seconds(2)) }
+        output.disarmPreRecording()
+    }
+
+    @Test func losingTheCameraFinalizesTheRecordingWithThatReason() async throws {
+        let output = MovieFileOutput()
+        let camera = SyntheticCamera()
+        let session = try recordingSession(output, camera: camera)
+        let file = path("lost.mp4")
+        let events = try output.startRecording(to: file)
+        try session.startRunning()
+        try await Task.sleep(for: .seconds(1))
+        camera.setConnected(false)
+        let (reason, progress) = try #require(await finish(events))
+        #expect(reason == .cameraLost)
+        #expect(progress.frames > 10)
+        #expect(try ProbedVideo.read(file).frameCount == progress.frames)
+        #expect(!FileManager.default.fileExists(atPath: file + ".partial"))
+        try session.stopRunning()
+    }
+}
