@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "ObscuraEncoding", dependencies: ["CFFmpeg", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraMuxing", dependencies: ["CFFmpeg", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraGPIO", dependencies: ["CGPIO", "ObscuraSystem"]),
-        .target(name: "ObscuraCapture", dependencies: ["ObscuraCamera", "ObscuraMedia", "ObscuraSystem"]),
+        .target(name: "ObscuraCapture", dependencies: ["ObscuraCamera", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraRecording", dependencies: ["ObscuraCapture", "ObscuraEncoding", "ObscuraMuxing", "ObscuraMedia", "ObscuraSystem"]),
         .executableTarget(name: "obscura", dependencies: [
             "ObscuraRecording", "ObscuraCapture", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraMedia",

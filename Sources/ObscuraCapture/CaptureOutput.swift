@@ -11,10 +11,13 @@ public protocol CaptureOutput: AnyObject, Sendable {
     /// The session lost its camera for good (unplugged, or silent until given
     /// up). A recording output finalizes what it has.
     func cameraLost()
+    /// The session connected the output to a device (or to none).
+    func connected(to device: CaptureDevice?)
 }
 
 extension CaptureOutput {
     public func cameraLost() {}
+    public func connected(to device: CaptureDevice?) {}
 }
 
 /// The input side of a session: a device.
@@ -34,21 +37,3 @@ public final class CaptureConnection: @unchecked Sendable {
     init(output: any CaptureOutput) { self.output = output }
 }
 
-/// Frames for the application, like AVFoundation's video data output.
-///
-/// By default late frames are discarded (latest only); with
-/// `alwaysDiscardsLateVideoFrames = false` up to `queueDepth` frames wait in
-/// order and frames arriving when it is full are dropped and counted.
-public final class VideoDataOutput: CaptureOutput, @unchecked Sendable {
-    public let queue: FrameQueue
-    public let preferredPixelFormat: PixelFormat?
-
-    public init(pixelFormat: PixelFormat? = nil, alwaysDiscardsLateVideoFrames: Bool = true, queueDepth: Int = 3) {
-        preferredPixelFormat = pixelFormat
-        queue = FrameQueue(policy: alwaysDiscardsLateVideoFrames ? .latestOnly : .bounded(queueDepth))
-    }
-
-    /// The frames, as they come. Iterate from one task; it ends when the session stops.
-    public var frames: FrameSequence { FrameSequence(queue: queue) }
-    public var droppedFrameCount: Int { queue.drops }
-}

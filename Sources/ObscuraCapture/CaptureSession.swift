@@ -141,10 +141,12 @@ public final class CaptureSession: @unchecked Sendable {
             throw CaptureError.cannotAddInput("the session already has an input (\(inputs.first!.device)); one camera per session")
         }
         try change { _input = input }
+        for c in connections { c.output.connected(to: input.device) }
     }
 
     public func removeInput(_ input: CaptureDeviceInput) throws {
         try change { if _input === input { _input = nil } }
+        for c in connections { c.output.connected(to: nil) }
     }
 
     public func canAddOutput(_ output: any CaptureOutput) -> Bool {
@@ -157,6 +159,7 @@ public final class CaptureSession: @unchecked Sendable {
         guard canAddOutput(output) else { throw CaptureError.cannotAddOutput("the output is already in the session") }
         let connection = CaptureConnection(output: output)
         try change { _connections.append(connection) }
+        output.connected(to: inputs.first?.device)
         if isRunning { output.queue.reopen() }
         return connection
     }

@@ -62,3 +62,65 @@ public final class PixelConverter {
 
     deinit { sws_freeContext(context) }
 }
+
+/// Converts whole frames into another pixel format for application code (a
+/// video data output asked for a format the camera does not give). Each
+/// conversion is one counted CPU copy; the result lives in memory that is
+/// freed when the returned frame goes, and the camera frame is released at once.
+public final class FrameConverter: @unchecked Sendable {
+    public let destination: PixelFormat
+    private let copies: CopyCounter
+    private var converter: PixelConverter?
+    private var made: (PixelFormat, PixelSize)?
+
+    /// Whether swscale converts between the two formats.
+    public static func canConvert(from source: PixelFormat, to destination: PixelFormat) -> Bool {
+        guard let s = source.info?.ffmpegName, let d = destination.info?.ffmpegName else { return false }
+        let from = av_get_pix_fmt(s), to = av_get_pix_fmt(d)
+        return from != AV_PIX_FMT_NONE && to != AV_PIX_FMT_NONE
+            && sws_isSupportedInput(from) != 0 && sws_isSupportedOutput(to) != 0
+    }
+
+    public init(to destination: PixelFormat, copies: CopyCounter) throws {
+        guard destination.info?.ffmpegName != nil else { throw EncoderError.unsupportedInput(destination) }
+        self.destination = destination
+        self.copies = copies
+    }
+
+    /// The frame in the destination format (the same frame when it already is).
+    public func convert(_ frame: VideoFrame) throws -> VideoFrame {
+        guard frame.format != destination else { return frame }
+        if made == nil || made! != (frame.format, frame.size) {
+            guard let s = frame.format.info?.ffmpegName, let d = destination.info?.ffmpegName else {
+                throw EncoderError.unsupportedInput(frame.format)
+            }
+            converter = try PixelConverter(from: av_get_pix_fmt(s), to: av_get_pix_fmt(d), size: frame.size, copies: copies)
+            made = (frame.format, frame.size)
+        }
+        let out = try converter!.convert(frame)
+        var planes: [FramePlane] = []
+        let count = destination.info?.planes.count ?? 1
+        for i in 0..<count {
+            let (data, stride) = withUnsafeBytes(of: &out.pointee.data) { d in
+                withUnsafeBytes(of: &out.pointee.linesize) { l in
+                    (d.load(fromByteOffset: i * MemoryLayout<UnsafeMutablePointer<UInt8>?>.stride, as: UnsafeMutablePointer<UInt8>?.self),
+                     l.load(fromByteOffset: i * 4, as: Int32.self))
+                }
+            }
+            guard let data else { break }
+            let rows = destination.info.map { $0.rows(plane: i, height: frame.size.height) } ?? frame.size.height
+            planes.append(FramePlane(base: UnsafeRawPointer(data), stride: Int(stride), length: Int(stride) * rows))
+        }
+        let owned = OwnedAVFrame(out)
+        return VideoFrame(format: destination, size: frame.size, planes: planes, sequence: frame.sequence,
+                          timestampNanoseconds: frame.timestampNanoseconds, metadata: frame.metadata,
+                          release: { owned.free() })
+    }
+}
+
+/// An AVFrame freed once.
+final class OwnedAVFrame: @unchecked Sendable {
+    private var frame: UnsafeMutablePointer<AVFrame>?
+    init(_ frame: UnsafeMutablePointer<AVFrame>) { self.frame = frame }
+    func free() { av_frame_free(&frame) }
+}

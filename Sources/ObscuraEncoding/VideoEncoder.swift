@@ -188,6 +188,9 @@ public final class LibavVideoEncoder: VideoEncoder {
             chosen = inputAV
         } else if settings.codec == .prores422 {
             chosen = AV_PIX_FMT_YUV422P10LE
+        } else if settings.codec == .mjpeg, supported.contains(AV_PIX_FMT_YUVJ420P) {
+            // Standard JPEG is full range (the conversion expands it).
+            chosen = AV_PIX_FMT_YUVJ420P
         } else if supported.contains(AV_PIX_FMT_YUV420P) {
             chosen = AV_PIX_FMT_YUV420P
         } else if supported.contains(AV_PIX_FMT_YUVJ420P) {

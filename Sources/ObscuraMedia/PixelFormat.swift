@@ -34,6 +34,10 @@ public struct PixelFormat: Hashable, Sendable, CustomStringConvertible {
         return base.csi2Packed()
     }
 
+    /// The non-raw formats Obscura knows, NV12 first (for listing conversions).
+    public static let known: [PixelFormat] = [.nv12, .nv21, .nv16, .yuv420, .yuyv, .uyvy, .p010, .p210,
+                                               .xrgb8888, .argb8888, .xbgr8888, .rgb888, .bgr888, .rgb565]
+
     /// libcamera's MIPI_FORMAT_MOD_CSI2_PACKED: fourcc_mod_code(MIPI (0x0a), 1).
     public static let csi2PackedModifier: UInt64 = (0x0a << 56) | 1
 

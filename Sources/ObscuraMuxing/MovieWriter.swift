@@ -1,4 +1,6 @@
 import CFFmpeg
+import Dispatch
+import Foundation
 import ObscuraEncoding
 import ObscuraSystem
 #if canImport(Glibc)
@@ -44,6 +46,7 @@ public final class MovieWriter {
     private let stream: UnsafeMutablePointer<AVStream>
     private let codecTimeBase: AVRational
     private var finished = false
+    private var syncer: DataSyncer?
     public private(set) var packetsWritten = 0
     public private(set) var bytesWritten = 0
 
@@ -67,10 +70,17 @@ public final class MovieWriter {
             try check(avio_open(&ctx.pointee.pb, partialPath, AVIO_FLAG_WRITE), "avio_open", partialPath)
             var options: OpaquePointer?
             defer { av_dict_free(&options) }
-            if let fragmentDuration, container != .mkv {
+            if let fragmentDuration {
                 let micros = fragmentDuration.components.seconds * 1_000_000 + fragmentDuration.components.attoseconds / 1_000_000_000_000
-                av_dict_set(&options, "movflags", "+frag_keyframe+empty_moov+default_base_moof", 0)
-                av_dict_set(&options, "frag_duration", String(micros), 0)
+                if container == .mkv {
+                    // Matroska is written cluster by cluster: short clusters
+                    // bound what a killed process loses the same way.
+                    av_dict_set(&options, "cluster_time_limit", String(max(1, micros / 1000)), 0)
+                } else {
+                    av_dict_set(&options, "movflags", "+frag_keyframe+empty_moov+default_base_moof", 0)
+                    av_dict_set(&options, "frag_duration", String(micros), 0)
+                }
+                syncer = DataSyncer(path: partialPath, interval: fragmentDuration)
             }
             // Hand every completed fragment to the kernel at once, so a killed
             // process loses at most the fragment being built.
@@ -112,8 +122,12 @@ public final class MovieWriter {
         raw.pointee.stream_index = stream.pointee.index
         av_packet_rescale_ts(raw, codecTimeBase, stream.pointee.time_base)
         bytesWritten += Int(raw.pointee.size)
+        let keyframe = raw.pointee.flags & 1 != 0
         try check(av_interleaved_write_frame(context, raw), "av_interleaved_write_frame", partialPath)
         packetsWritten += 1
+        // A keyframe closes the previous fragment (or cluster): get it onto
+        // the storage, so a power cut loses little more than a fragment.
+        if keyframe || packetsWritten % 16 == 0 { syncer?.request() }
     }
 
     /// Writes the trailer, flushes to disk, and renames `.partial` to the final name.
@@ -124,6 +138,8 @@ public final class MovieWriter {
             try emit(last, duration: lastDuration)
         }
         finished = true
+        syncer?.close()
+        syncer = nil
         defer {
             avformat_free_context(context)
             self.context = nil
@@ -147,6 +163,8 @@ public final class MovieWriter {
         guard let context, !finished else { return }
         finished = true
         held = nil
+        syncer?.close()
+        syncer = nil
         if context.pointee.pb != nil { avio_closep(&context.pointee.pb) }
         avformat_free_context(context)
         self.context = nil
@@ -155,10 +173,65 @@ public final class MovieWriter {
     }
 
     deinit {
+        syncer?.close()
         if let context {
             // Not finished: leave the playable .partial file as it is.
             if context.pointee.pb != nil { avio_closep(&context.pointee.pb) }
             avformat_free_context(context)
         }
     }
+}
+
+/// Pushes a file's written data to the storage (fdatasync) in the background,
+/// at most once per interval, so the writer never waits on a slow SD card and
+/// a power cut loses little more than one interval.
+final class DataSyncer: @unchecked Sendable {
+    private let fd: Int32
+    private let interval: UInt64
+    private let queue = DispatchQueue(label: "obscura.datasync", qos: .utility)
+    private let lock = NSLock()
+    private var pending = false
+    private var last: UInt64 = 0
+    private var closed = false
+    /// How many fdatasync calls were made (for tests and status).
+    private(set) var syncs = 0
+
+    init?(path: String, interval: Duration) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        self.fd = fd
+        self.interval = UInt64(interval.components.seconds) * 1_000_000_000 + UInt64(interval.components.attoseconds / 1_000_000_000)
+    }
+
+    func request() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !pending, !closed else { return }
+        let now = Syscalls.monotonicNanoseconds()
+        guard now &- last >= interval else { return }
+        pending = true
+        last = now
+        queue.async { [self] in
+            lock.lock()
+            let open = !closed
+            lock.unlock()
+            if open { fdatasync(fd) }
+            lock.lock()
+            pending = false
+            syncs += 1
+            lock.unlock()
+        }
+    }
+
+    /// Waits for a sync in flight and closes the descriptor.
+    func close() {
+        queue.sync {}
+        lock.lock()
+        defer { lock.unlock() }
+        guard !closed else { return }
+        closed = true
+        _ = Glibc.close(fd)
+    }
+
+    deinit { if !closed { _ = Glibc.close(fd) } }
 }

@@ -1,0 +1,359 @@
+import Dispatch
+import Foundation
+import ObscuraCapture
+import ObscuraEncoding
+import ObscuraMedia
+import ObscuraMuxing
+import Synchronization
+
+/// Writes frames the application appends into a movie file, like
+/// AVFoundation's asset writer: add an input, start writing, start the
+/// session at a source time, append frames, finish.
+///
+/// The file is crash-safe like a movie file output's: `<path>.partial`,
+/// fragmented, renamed to `path` only after `finishWriting` has written the
+/// trailer and fsynced. Frames are encoded off the caller's thread; an input
+/// holds at most a few frames (camera buffers) at a time, which is what
+/// `isReadyForMoreMediaData` tells.
+///
+/// ```
+/// unknown ──startWriting──▶ writing ──finishWriting──▶ completed
+///                              │  └──error──▶ failed
+///                              └──cancelWriting──▶ cancelled (file removed)
+/// ```
+public final class AssetWriter: @unchecked Sendable {
+    public enum Status: String, Sendable { case unknown, writing, completed, failed, cancelled }
+
+    public let path: String
+    public let fileType: MovieContainer
+    /// Fragment length (MP4/MOV): what a killed process can lose at most.
+    public var fragmentDuration: Duration = .milliseconds(500)
+
+    private struct State {
+        var status = Status.unknown
+        var error: String?
+        var inputs: [AssetWriterInput] = []
+        var sessionStart: UInt64?
+        var writer: MovieWriter?
+    }
+    private let state = Mutex(State())
+
+    /// `fileType` nil: from the path's extension.
+    public init(path: String, fileType: MovieContainer? = nil) throws {
+        guard let type = fileType ?? MovieContainer(pathExtension: (path as NSString).pathExtension) else {
+            throw RecordingError.unknownContainer(path)
+        }
+        self.path = path
+        self.fileType = type
+    }
+
+    public var status: Status { state.withLock { $0.status } }
+    /// Why the writer failed.
+    public var error: String? { state.withLock { $0.error } }
+    public var inputs: [AssetWriterInput] { state.withLock { $0.inputs } }
+
+    /// One video input per file, added before writing starts, whose codec the
+    /// container can hold.
+    public func canAdd(_ input: AssetWriterInput) -> Bool { (try? check(input)) != nil }
+
+    public func add(_ input: AssetWriterInput) throws {
+        try check(input)
+        state.withLock { $0.inputs.append(input) }
+        input.attach(to: self)
+    }
+
+    private func check(_ input: AssetWriterInput) throws {
+        try state.withLock { s in
+            guard s.status == .unknown else { throw AssetWriterError.wrongStatus("add an input", s.status) }
+            guard s.inputs.isEmpty else { throw AssetWriterError.oneVideoInput }
+        }
+        try AssetWriterInput.check(input.outputSettings.codec, in: fileType)
+    }
+
+    /// Begins writing: inputs accept frames from now on (after `startSession`).
+    public func startWriting() throws {
+        try state.withLock { s in
+            guard s.status == .unknown else { throw AssetWriterError.wrongStatus("start writing", s.status) }
+            guard !s.inputs.isEmpty else { throw AssetWriterError.noInput }
+            s.status = .writing
+        }
+    }
+
+    /// Sets the source time (camera nanoseconds) that becomes zero in the
+    /// file; frames before it are not written.
+    public func startSession(atSourceTime nanoseconds: UInt64) {
+        state.withLock { s in if s.sessionStart == nil { s.sessionStart = nanoseconds } }
+    }
+
+    var sessionStart: UInt64? { state.withLock { $0.sessionStart } }
+
+    /// Marks every input finished, drains the encoders, writes the trailer,
+    /// fsyncs and gives the file its name. Status: completed, or failed with
+    /// the reason.
+    public func finishWriting() async {
+        guard state.withLock({ $0.status == .writing }) else { return }
+        for input in inputs {
+            input.markAsFinished()
+            await input.drain()
+        }
+        state.withLock { s in
+            guard s.status == .writing else { return }
+            guard let writer = s.writer else {
+                s.status = .failed
+                s.error = "nothing was appended: no frame at or after the session's start time"
+                return
+            }
+            do {
+                try writer.finish()
+                s.status = .completed
+            } catch {
+                writer.closeKeepingFragments()
+                s.status = .failed
+                s.error = "\(error)"
+            }
+        }
+    }
+
+    /// Stops writing and removes the file.
+    public func cancelWriting() async {
+        guard state.withLock({ $0.status == .writing }) else { return }
+        for input in inputs {
+            input.markAsFinished()
+            await input.drain()
+        }
+        state.withLock { s in
+            s.status = .cancelled
+            if let writer = s.writer { unlink(writer.partialPath) }
+            s.writer = nil
+        }
+    }
+
+    /// From an input's encoding queue: packets for the file.
+    func write(_ packets: [EncodedPacket], parameters: CodecParameters) -> Bool {
+        state.withLock { s in
+            guard s.status == .writing else { return false }
+            do {
+                if s.writer == nil {
+                    guard let first = packets.first else { return true }
+                    // The file starts at the first packet (a keyframe).
+                    guard first.isKeyframe else { return true }
+                    s.writer = try MovieWriter(path: path, container: fileType, video: parameters,
+                                               fragmentDuration: fragmentDuration)
+                }
+                for packet in packets { try s.writer!.write(packet) }
+                return true
+            } catch {
+                fail(&s, error)
+                return false
+            }
+        }
+    }
+
+    func fail(_ error: Error) { state.withLock { fail(&$0, error) } }
+
+    private func fail(_ s: inout State, _ error: Error) {
+        guard s.status == .writing else { return }
+        s.status = .failed
+        s.error = "\(error)"
+        s.writer?.closeKeepingFragments()
+        s.writer = nil
+    }
+
+    var isWriting: Bool { status == .writing }
+}
+
+/// A video track of an asset writer, with its encoder.
+public final class AssetWriterInput: @unchecked Sendable {
+    public let outputSettings: VideoEncoderSettings
+    /// Real-time sources (a camera) get a short queue: a frame offered when
+    /// the input is not ready should be dropped, not waited on.
+    public var expectsMediaDataInRealTime = true
+    public let copies = CopyCounter()
+
+    private struct State {
+        var pending = 0
+        var finished = false
+        var lastPTS: Int64 = -1
+        var encoder: LibavVideoEncoder?
+        var appended = 0
+        var refused = 0
+        var readyRequest: (DispatchQueue, @Sendable () -> Void)?
+        var requestScheduled = false
+    }
+    private let state = Mutex(State())
+    private let work = DispatchQueue(label: "obscura.asset-writer-input")
+    private weak var writer: AssetWriter?
+
+    public init(outputSettings: VideoEncoderSettings) {
+        self.outputSettings = outputSettings
+    }
+
+    func attach(to writer: AssetWriter) { self.writer = writer }
+
+    /// Frames that can be in the input at once.
+    var depth: Int { expectsMediaDataInRealTime ? 2 : 6 }
+
+    public var isReadyForMoreMediaData: Bool {
+        guard writer?.isWriting == true else { return false }
+        return state.withLock { !$0.finished && $0.pending < depth }
+    }
+
+    /// Frames appended and frames refused (not ready, too early, or out of order).
+    public var appendedFrameCount: Int { state.withLock { $0.appended } }
+    public var refusedFrameCount: Int { state.withLock { $0.refused } }
+
+    /// Appends a frame, timed by its camera timestamp relative to the
+    /// session's start. Returns false when the frame was not taken: the input
+    /// is not ready, finished, or the writer is not writing.
+    @discardableResult
+    public func append(_ frame: VideoFrame) -> Bool {
+        guard let writer, writer.isWriting, let start = writer.sessionStart else { return refuse() }
+        guard frame.timestampNanoseconds >= start else { return refuse() }
+        let pts = Int64(frame.timestampNanoseconds - start) / 1000
+        let accepted = state.withLock { s -> Bool in
+            guard !s.finished, s.pending < depth, pts > s.lastPTS else { return false }
+            s.pending += 1
+            s.lastPTS = pts
+            return true
+        }
+        guard accepted else { return refuse() }
+        work.async { [self] in
+            encode(frame, pts: pts, writer: writer)
+            state.withLock { s in
+                s.pending -= 1
+                s.appended += 1
+            }
+            scheduleReadyRequest()
+        }
+        return true
+    }
+
+    private func refuse() -> Bool {
+        state.withLock { $0.refused += 1 }
+        return false
+    }
+
+    private func encode(_ frame: VideoFrame, pts: Int64, writer: AssetWriter) {
+        do {
+            let encoder = try state.withLock { s -> LibavVideoEncoder in
+                if let e = s.encoder { return e }
+                var settings = outputSettings
+                settings.size = frame.size
+                let made = try LibavVideoEncoder(settings: settings, input: frame.format, copies: copies)
+                s.encoder = made
+                return made
+            }
+            let packets = try encoder.encode(frame, ptsMicroseconds: pts, keyframe: false)
+            if !writer.write(packets, parameters: encoder.codecParameters) { state.withLock { $0.finished = true } }
+        } catch {
+            writer.fail(error)
+            state.withLock { $0.finished = true }
+        }
+    }
+
+    /// No more frames: the encoder is drained by `finishWriting`.
+    public func markAsFinished() { state.withLock { $0.finished = true } }
+
+    /// Waits for the frames in flight, then drains the encoder into the file.
+    func drain() async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            work.async { [self] in
+                if let writer, let encoder = state.withLock({ $0.encoder }) {
+                    do {
+                        _ = writer.write(try encoder.finish(), parameters: encoder.codecParameters)
+                    } catch {
+                        writer.fail(error)
+                    }
+                }
+                done.resume()
+            }
+        }
+    }
+
+    /// Calls `block` on `queue` whenever the input is ready for more; the
+    /// block appends while `isReadyForMoreMediaData` and returns. Ends when
+    /// the input is finished.
+    public func requestMediaDataWhenReady(on queue: DispatchQueue, using block: @escaping @Sendable () -> Void) {
+        state.withLock { $0.readyRequest = (queue, block) }
+        scheduleReadyRequest()
+    }
+
+    private func scheduleReadyRequest() {
+        guard isReadyForMoreMediaData else { return }
+        guard let (queue, block) = state.withLock({ s -> (DispatchQueue, @Sendable () -> Void)? in
+            guard !s.finished, !s.requestScheduled, let r = s.readyRequest else { return nil }
+            s.requestScheduled = true
+            return r
+        }) else { return }
+        queue.async { [self] in
+            block()
+            state.withLock { $0.requestScheduled = false }
+            scheduleReadyRequest()
+        }
+    }
+
+    /// Whether the container can hold the codec.
+    static func check(_ codec: VideoCodec, in container: MovieContainer) throws {
+        if codec == .prores422 && container == .mp4 {
+            throw AssetWriterError.codecNotInContainer(codec, container, allowed: [.mov, .mkv])
+        }
+    }
+}
+
+public enum AssetWriterError: Error, CustomStringConvertible, Equatable {
+    case wrongStatus(String, AssetWriter.Status)
+    case oneVideoInput
+    case noInput
+    case codecNotInContainer(VideoCodec, MovieContainer, allowed: [MovieContainer])
+    case noActiveFormat
+
+    public var description: String {
+        switch self {
+        case .wrongStatus(let what, let status): "cannot \(what) while the writer is \(status.rawValue)"
+        case .oneVideoInput: "an asset writer takes one video input"
+        case .noInput: "add an input before starting to write"
+        case .codecNotInContainer(let codec, let container, let allowed):
+            "\(container.rawValue.uppercased()) cannot hold \(codec); use \(allowed.map(\.rawValue).joined(separator: " or "))"
+        case .noActiveFormat:
+            "the output's camera has no active format yet: start the session (or set the device's active format) first"
+        }
+    }
+}
+
+extension VideoDataOutput {
+    /// Encoder settings for writing this output's frames with `codec` into a
+    /// `fileType` file, from the camera's active format: its size, its
+    /// fastest frame rate, a bit rate for the codec (about 0.1 bit per pixel
+    /// for H.264, 0.06 for HEVC; ProRes and MJPEG by quality), a keyframe
+    /// every second (fragments and segments need one), and the codec's
+    /// usual profile. Errors name what does not fit (ProRes needs a 10-bit
+    /// 4:2:2 format and a MOV or MKV file).
+    public func recommendedVideoSettings(for codec: VideoCodec, fileType: MovieContainer) throws -> VideoEncoderSettings {
+        guard let format = device?.activeFormat else { throw AssetWriterError.noActiveFormat }
+        try AssetWriterInput.check(codec, in: fileType)
+        let camera = convertsToRequestedFormat ? (preferredPixelFormat ?? format.pixelFormat) : format.pixelFormat
+        guard codec.accepts(camera) else {
+            throw EncoderError.codecNeedsFormat(codec, given: camera, allowed: codec.requiredInputs ?? [])
+        }
+        // The frame rate set on the device, else 30 within what the format allows.
+        var rate = 30.0
+        if let range = format.frameDurationRange {
+            rate = min(max(rate, 1 / range.upperBound.seconds), 1 / range.lowerBound.seconds)
+        }
+        if let set = device?.activeVideoMinFrameDuration, set > .zero { rate = 1 / set.seconds }
+        let pixelsPerSecond = Double(format.dimensions.area) * rate
+        let bitRate: Int? = switch codec {
+        case .h264: Int(pixelsPerSecond * 0.1)
+        case .hevc: Int(pixelsPerSecond * 0.06)
+        case .prores422, .mjpeg: nil
+        }
+        let profile: String? = switch codec {
+        case .h264: "high"
+        case .hevc: "main"
+        case .prores422: "2"
+        case .mjpeg: nil
+        }
+        return VideoEncoderSettings(codec: codec, size: format.dimensions, frameRate: rate, averageBitRate: bitRate,
+                                    maxKeyFrameInterval: max(1, Int(rate.rounded())), profile: profile)
+    }
+}

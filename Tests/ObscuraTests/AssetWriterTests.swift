@@ -1,0 +1,217 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+@testable import ObscuraCapture
+@testable import ObscuraEncoding
+@testable import ObscuraMedia
+import ObscuraMuxing
+@testable import ObscuraRecording
+
+private func dataSession(_ output: VideoDataOutput, camera: SyntheticCamera = SyntheticCamera()) throws -> CaptureSession {
+    let session = CaptureSession()
+    session.beginConfiguration()
+    try session.addInput(CaptureDeviceInput(device: CaptureDevice(source: camera)))
+    try session.addOutput(output)
+    try session.setSessionPreset(.vga640x480)
+    try session.commitConfiguration()
+    return session
+}
+
+private func scratch(_ name: String) -> String {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-writer-\(getpid())")
+    try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    return dir.appendingPathComponent(name).path
+}
+
+@Suite(.serialized) struct VideoDataOutputTests {
+    @Test func aFormatTheCameraLacksIsConvertedOnlyWhenAsked() async throws {
+        // The synthetic camera offers NV12, BGR888, YUYV and XRGB8888, not I420.
+        let plain = VideoDataOutput(pixelFormat: .yuv420)
+        let session = try dataSession(plain)
+        #expect(!plain.availableVideoPixelFormats.contains(.yuv420))
+        try session.startRunning()
+        var iterator = plain.frames.makeAsyncIterator()
+        let native = try #require(await iterator.next())
+        #expect(native.format == .nv12)
+        #expect(plain.copies.copies == 0)
+        // Convert that very frame: the luma plane must be the same bytes, the
+        // chroma de-interleaved.
+        let converter = try FrameConverter(to: .yuv420, copies: CopyCounter())
+        let converted = try converter.convert(native)
+        #expect(converted.format == .yuv420 && converted.planes.count == 3)
+        let w = native.size.width, h = native.size.height
+        native.withCPUAccess { src in
+            let y0 = src[0].base.assumingMemoryBound(to: UInt8.self), y1 = converted.planes[0].base.assumingMemoryBound(to: UInt8.self)
+            var same = true
+            for row in stride(from: 0, to: h, by: 37) { for x in stride(from: 0, to: w, by: 13) where y0[row * src[0].stride + x] != y1[row * converted.planes[0].stride + x] { same = false } }
+            #expect(same, "luma changed in the conversion")
+            let uv = src[1].base.assumingMemoryBound(to: UInt8.self)
+            let u = converted.planes[1].base.assumingMemoryBound(to: UInt8.self), v = converted.planes[2].base.assumingMemoryBound(to: UInt8.self)
+            let row = h / 4, x = w / 4
+            #expect(abs(Int(uv[row * src[1].stride + 2 * x]) - Int(u[row * converted.planes[1].stride + x])) <= 1)
+            #expect(abs(Int(uv[row * src[1].stride + 2 * x + 1]) - Int(v[row * converted.planes[2].stride + x])) <= 1)
+        }
+        try session.stopRunning()
+
+        let converting = VideoDataOutput(pixelFormat: .yuv420, convertsToRequestedFormat: true)
+        let second = try dataSession(converting)
+        #expect(converting.availableVideoPixelFormats.first == .nv12)
+        #expect(converting.availableVideoPixelFormats.contains(.yuv420))
+        try second.startRunning()
+        var count = 0
+        for await frame in converting.frames {
+            #expect(frame.format == .yuv420)
+            count += 1
+            if count == 5 { break }
+        }
+        try second.stopRunning()
+        #expect(converting.copies.copies == 5)  // one counted copy per converted frame
+    }
+
+    @Test func aDelegateGetsFramesOnItsQueue() async throws {
+        final class Collector: VideoDataOutputDelegate, @unchecked Sendable {
+            let count = Mutex(0)
+            let onQueue = Mutex(true)
+            let key = DispatchSpecificKey<Int>()
+            func videoDataOutput(_ output: VideoDataOutput, didOutput frame: VideoFrame) {
+                if DispatchQueue.getSpecific(key: key) != 7 { onQueue.withLock { $0 = false } }
+                count.withLock { $0 += 1 }
+            }
+        }
+        let output = VideoDataOutput()
+        let collector = Collector()
+        let queue = DispatchQueue(label: "frames")
+        queue.setSpecific(key: collector.key, value: 7)
+        output.setDelegate(collector, queue: queue)
+        let session = try dataSession(output)
+        try session.startRunning()
+        try await Task.sleep(for: .milliseconds(600))
+        try session.stopRunning()
+        output.setDelegate(nil, queue: queue)
+        #expect(collector.count.withLock { $0 } >= 10)
+        #expect(collector.onQueue.withLock { $0 })
+    }
+}
+
+@Suite(.serialized) struct AssetWriterTests {
+    @Test func appendedFramesBecomeAPlayableFileFromTheSessionStart() async throws {
+        let output = VideoDataOutput(alwaysDiscardsLateVideoFrames: false, queueDepth: 3)
+        let session = try dataSession(output)
+        #expect(throws: AssetWriterError.noActiveFormat) { _ = try output.recommendedVideoSettings(for: .h264, fileType: .mp4) }
+        try session.startRunning()
+        let settings = try output.recommendedVideoSettings(for: .h264, fileType: .mp4)
+        #expect(settings.size == PixelSize(width: 640, height: 480))
+        #expect(settings.maxKeyFrameInterval == 30 && settings.profile == "high")
+        #expect(settings.averageBitRate == Int(640 * 480 * 30 * 0.1))
+
+        let file = scratch("writer.mp4")
+        let writer = try AssetWriter(path: file)
+        let input = AssetWriterInput(outputSettings: settings)
+        input.expectsMediaDataInRealTime = true
+        #expect(writer.canAdd(input))
+        try writer.add(input)
+        #expect(throws: AssetWriterError.oneVideoInput) { try writer.add(AssetWriterInput(outputSettings: settings)) }
+        #expect(!input.isReadyForMoreMediaData)  // not writing yet
+        try writer.startWriting()
+        #expect(writer.status == .writing)
+        var started: UInt64?
+        var skipped = 0
+        for await frame in output.frames {
+            if started == nil {
+                // The session begins half a second into the frames.
+                started = frame.timestampNanoseconds + 500_000_000
+                writer.startSession(atSourceTime: started!)
+            }
+            if frame.timestampNanoseconds < started! { skipped += 1 }
+            if input.isReadyForMoreMediaData { input.append(frame) }
+            if frame.timestampNanoseconds > started! + 1_500_000_000 { break }
+        }
+        await writer.finishWriting()
+        try session.stopRunning()
+        #expect(writer.status == .completed, "\(writer.error ?? "")")
+        #expect(skipped >= 10)
+        #expect(input.refusedFrameCount >= skipped)  // frames before the session start are not written
+        let video = try ProbedVideo.read(file)
+        #expect(video.codec == "h264" && video.width == 640)
+        #expect(video.frameCount == input.appendedFrameCount)
+        #expect(video.isMonotonic)
+        #expect(try #require(video.frameTimes.first) < 0.04)
+        #expect(abs(try #require(video.frameTimes.last) - 1.5) < 0.1)
+        #expect(!FileManager.default.fileExists(atPath: file + ".partial"))
+    }
+
+    @Test func aNonRealTimeSourceIsPacedByReadiness() async throws {
+        // Frames from memory (not a camera), written as fast as the encoder takes them.
+        let camera = SyntheticCamera()
+        let output = VideoDataOutput(alwaysDiscardsLateVideoFrames: false, queueDepth: 4)
+        let session = try dataSession(output, camera: camera)
+        try session.startRunning()
+        var frames: [VideoFrame] = []
+        for await frame in output.frames {
+            frames.append(frame)
+            if frames.count == 3 { break }
+        }
+        try session.stopRunning()
+        let file = scratch("paced.mkv")
+        let writer = try AssetWriter(path: file)
+        let input = AssetWriterInput(outputSettings: VideoEncoderSettings(codec: .mjpeg, size: frames[0].size, frameRate: 30))
+        input.expectsMediaDataInRealTime = false
+        try writer.add(input)
+        try writer.startWriting()
+        writer.startSession(atSourceTime: frames[0].timestampNanoseconds)
+        let source = frames
+        frames = []
+        let next = Mutex(0)
+        input.requestMediaDataWhenReady(on: DispatchQueue(label: "feed")) {
+            while input.isReadyForMoreMediaData {
+                let i = next.withLock { n -> Int in defer { n += 1 }; return n }
+                guard i < 90 else {
+                    input.markAsFinished()
+                    return
+                }
+                // The same three buffers, stamped as a 30 fps sequence.
+                let f = source[i % 3]
+                let stamped = VideoFrame(format: f.format, size: f.size, planes: f.planes, sequence: UInt32(i),
+                                         timestampNanoseconds: source[0].timestampNanoseconds + UInt64(i) * 33_333_333,
+                                         release: { _ = f })
+                #expect(input.append(stamped))
+            }
+        }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while next.withLock({ $0 }) <= 90, writer.status == .writing, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        await writer.finishWriting()
+        #expect(writer.status == .completed, "\(writer.error ?? "")")
+        let video = try ProbedVideo.read(file)
+        #expect(video.codec == "mjpeg")
+        #expect(video.frameCount == 90)
+        #expect(abs(try #require(video.frameTimes.last) - 89.0 / 30) < 0.002)
+    }
+
+    @Test func misuseGetsErrorsThatSayWhatIsAllowed() async throws {
+        let prores = AssetWriterInput(outputSettings: VideoEncoderSettings(codec: .prores422, size: PixelSize(width: 64, height: 64), frameRate: 30))
+        let mp4 = try AssetWriter(path: scratch("x.mp4"))
+        #expect(!mp4.canAdd(prores))
+        #expect(throws: AssetWriterError.codecNotInContainer(.prores422, .mp4, allowed: [.mov, .mkv])) { try mp4.add(prores) }
+        #expect(throws: AssetWriterError.noInput) { try mp4.startWriting() }
+        #expect(throws: RecordingError.unknownContainer("clip.avi")) { _ = try AssetWriter(path: "clip.avi") }
+        let mov = try AssetWriter(path: scratch("x.mov"))
+        try mov.add(prores)
+        try mov.startWriting()
+        #expect(throws: AssetWriterError.wrongStatus("start writing", .writing)) { try mov.startWriting() }
+        await mov.finishWriting()
+        #expect(mov.status == .failed)
+        #expect(mov.error?.contains("nothing was appended") == true)
+
+        let output = VideoDataOutput()
+        let session = try dataSession(output)
+        try session.startRunning()
+        #expect(throws: EncoderError.codecNeedsFormat(.prores422, given: .nv12, allowed: [.p210])) {
+            _ = try output.recommendedVideoSettings(for: .prores422, fileType: .mov)
+        }
+        try session.stopRunning()
+    }
+}
