@@ -34,9 +34,43 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
     /// Frames the camera skipped because every buffer was held downstream.
     public private(set) var skippedFrames = 0
 
+    /// What fills the buffers.
+    public enum Content: Sendable {
+        /// The moving test pattern.
+        case pattern
+        /// Raw frames from a file, in turn (looping), laid out as the stream's
+        /// format with tight strides (what `ffmpeg -f rawvideo` writes). The
+        /// file is memory-mapped and frames point into it, as a camera's
+        /// frames point into its mapped buffers: no copy. A returned frame's
+        /// pages are dropped from the process (the page cache keeps them).
+        case rawFile(String)
+    }
+    /// When frames come.
+    public enum Pacing: Sendable {
+        /// On a timer at the frame rate, timestamps from the monotonic clock.
+        case realTime
+        /// As fast as buffers come back, timestamps on a virtual clock at the
+        /// frame rate. Two buffers always stay with the camera (one being
+        /// filled, one spare), which keeps a single recording output's queue
+        /// from overflowing: nothing is dropped, the pipeline sets the pace.
+        /// For benchmarks.
+        case asFastAsBuffersReturn
+    }
+    private let content: Content
+    private let pacing: Pacing
+    private var contentFile: OwnedFileDescriptor?
+    private var contentMapping: MemoryMapping?
+    private var contentFrames = 0
+    private var frameLength = 0
+    private var slots = 0
+    private var virtualStart: UInt64 = 0
+
     public init(id: String = "synthetic:0", formats: [PixelFormat] = [.nv12, .bgr888, .yuyv, .xrgb8888],
                 sizes: [PixelSize] = [PixelSize(width: 320, height: 240), PixelSize(width: 640, height: 480),
-                                      PixelSize(width: 1280, height: 720), PixelSize(width: 1920, height: 1080)]) {
+                                      PixelSize(width: 1280, height: 720), PixelSize(width: 1920, height: 1080)],
+                content: Content = .pattern, pacing: Pacing = .realTime) {
+        self.content = content
+        self.pacing = pacing
         self.id = id
         self.formats = formats
         self.sizes = sizes
@@ -108,7 +142,22 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
             }
             let info = format.info!
             let frameSize = info.bytesPerFrame(width: size.width, height: size.height)
-            buffers = try (0..<count).map { try SyntheticBuffer(index: $0, length: frameSize) }
+            frameLength = frameSize
+            slots = count
+            if case .rawFile(let path) = content {
+                let fd = try Syscalls.open(path, O_RDONLY | O_CLOEXEC)
+                var st = stat()
+                guard fstat(fd.rawValue, &st) == 0 else { throw SystemError.errno("fstat", path) }
+                contentFrames = Int(st.st_size) / frameSize
+                guard contentFrames > 0 else {
+                    throw CameraError.invalidConfiguration("\(path) holds \(st.st_size) bytes, less than one \(format) \(size) frame (\(frameSize) bytes)")
+                }
+                contentMapping = try MemoryMapping(fd: fd.rawValue, offset: 0, length: contentFrames * frameSize)
+                contentFile = fd
+                buffers = []
+            } else {
+                buffers = try (0..<count).map { try SyntheticBuffer(index: $0, length: frameSize) }
+            }
             free = Array(0..<count)
             let stream = StreamConfiguration(role: request.role, pixelFormat: format, size: size,
                                              stride: info.stride(plane: 0, width: size.width), frameSize: frameSize,
@@ -126,6 +175,12 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
             }
             self.handler = handler
             let interval = frameDuration
+            if case .asFastAsBuffersReturn = pacing {
+                virtualStart = Syscalls.monotonicNanoseconds()
+                running = true
+                for _ in 0..<slots { queue.async { [weak self] in self?.tick() } }
+                return
+            }
             let t = DispatchSource.makeTimerSource(queue: queue)
             t.schedule(deadline: .now(), repeating: .nanoseconds(Int(interval)), leeway: .milliseconds(1))
             t.setEventHandler { [weak self] in self?.tick() }
@@ -140,40 +195,64 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
         return 33_333_333
     }
 
+    private var running = false
+
     private func tick() {
         let made: (CameraFrame, @Sendable (CameraFrame) -> Void)? = lock.withLock { _ in
             guard let config, let handler, connected, !stalled else { return nil }
+            let fast = if case .asFastAsBuffersReturn = pacing { true } else { false }
+            if fast && (!running || free.count < 3) { return nil }
             sequence &+= 1
             guard let index = free.popLast() else {
                 skippedFrames += 1
                 return nil
             }
-            let buffer = buffers[index]
-            let brightness = controls["Brightness"]?.first ?? 0
-            buffer.draw(config.pixelFormat, config.size, sequence: sequence, brightness: brightness)
+            var planes: [FramePlane]
+            var dmabufs: [DmaBufPlane] = []
+            if let mapping = contentMapping {
+                let start = ((Int(sequence) - 1) % contentFrames) * frameLength
+                planes = SyntheticBuffer.planes(config.pixelFormat, config.size, base: mapping.base + start)
+            } else {
+                let buffer = buffers[index]
+                let brightness = controls["Brightness"]?.first ?? 0
+                buffer.draw(config.pixelFormat, config.size, sequence: sequence, brightness: brightness)
+                planes = buffer.planes(config.pixelFormat, config.size)
+                dmabufs = [DmaBufPlane(fd: buffer.fd.rawValue, offset: 0, length: buffer.length)]
+            }
+            let timestamp = fast ? virtualStart + UInt64(sequence - 1) * frameDuration : Syscalls.monotonicNanoseconds()
             var metadata = FrameMetadata()
             metadata.exposureTime = .microseconds(Int64(controls["ExposureTime"]?.first ?? 10_000))
             metadata.analogueGain = controls["AnalogueGain"]?.first ?? 1
             metadata.lensPosition = controls["LensPosition"]?.first
             metadata.frameDuration = .nanoseconds(Int64(frameDuration))
             for (name, values) in controls { metadata.values[name] = values }
-            let planes = buffer.planes(config.pixelFormat, config.size)
-            let frame = VideoFrame(format: config.pixelFormat, size: config.size, planes: planes,
-                                   dmabufs: [DmaBufPlane(fd: buffer.fd.rawValue, offset: 0, length: buffer.length)],
-                                   sequence: sequence, timestampNanoseconds: Syscalls.monotonicNanoseconds(),
-                                   metadata: metadata, release: { [weak self] in self?.giveBack(index) })
+            let frame = VideoFrame(format: config.pixelFormat, size: config.size, planes: planes, dmabufs: dmabufs,
+                                   sequence: sequence, timestampNanoseconds: timestamp,
+                                   metadata: metadata, release: { [weak self, planes] in self?.giveBack(index, planes: planes) })
             return (CameraFrame(stream: 0, frame: frame), handler)
         }
         if let (frame, handler) = made { handler(frame) }
     }
 
-    private func giveBack(_ index: Int) {
-        lock.withLock { _ in if index < buffers.count { free.append(index) } }
+    private func giveBack(_ index: Int, planes: [FramePlane]) {
+        if contentMapping != nil, let first = planes.first, let last = planes.last {
+            // Drop the frame's whole pages from the process.
+            let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+            let from = (Int(bitPattern: first.base) + page - 1) / page * page
+            let to = (Int(bitPattern: last.base) + last.length) / page * page
+            if to > from { madvise(UnsafeMutableRawPointer(bitPattern: from), to - from, MADV_DONTNEED) }
+        }
+        let fast = lock.withLock { _ -> Bool in
+            if index < slots { free.append(index) }
+            if case .asFastAsBuffersReturn = pacing { return running }
+            return false
+        }
+        if fast { queue.async { [weak self] in self?.tick() } }
     }
 
     public func stop() throws {
         let t = lock.withLock { _ -> (any DispatchSourceTimer)? in
-            defer { timer = nil; handler = nil }
+            defer { timer = nil; handler = nil; running = false }
             return timer
         }
         t?.cancel()
@@ -202,7 +281,7 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
 
     public func stopObservingAvailability(_ token: Int) { _ = lock.withLock { _ in observers.removeValue(forKey: token) } }
 
-    public var outstandingFrames: Int { lock.withLock { _ in buffers.count - free.count } }
+    public var outstandingFrames: Int { lock.withLock { _ in slots - free.count } }
 
     public func abandonAndRecover() -> Bool {
         close()
@@ -241,13 +320,18 @@ final class SyntheticBuffer: @unchecked Sendable {
     }
 
     func planes(_ format: PixelFormat, _ size: PixelSize) -> [FramePlane] {
+        Self.planes(format, size, base: mapping.base)
+    }
+
+    /// Tightly packed planes of one frame at `base`.
+    static func planes(_ format: PixelFormat, _ size: PixelSize, base: UnsafeMutableRawPointer) -> [FramePlane] {
         let info = format.info!
         var offset = 0
         return info.planes.indices.map { p in
             let stride = info.stride(plane: p, width: size.width)
             let bytes = stride * info.rows(plane: p, height: size.height)
             defer { offset += bytes }
-            return FramePlane(base: UnsafeRawPointer(mapping.base + offset), stride: stride, length: bytes)
+            return FramePlane(base: UnsafeRawPointer(base + offset), stride: stride, length: bytes)
         }
     }
 

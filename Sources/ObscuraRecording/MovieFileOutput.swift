@@ -21,11 +21,13 @@ public struct MovieSettings: Sendable, Equatable {
     public var fragmentDuration: Duration = .milliseconds(500)
     /// The container; nil: from the file name's extension.
     public var container: MovieContainer?
+    /// Encoder threads; 0: the encoder decides (x264: 1.5 per core).
+    public var threads = 0
     public init() {}
 
     func encoderSettings(size: PixelSize) -> VideoEncoderSettings {
         VideoEncoderSettings(codec: codec, size: size, frameRate: nominalFrameRate,
-                             averageBitRate: averageBitRate, preset: preset)
+                             averageBitRate: averageBitRate, preset: preset, threads: threads)
     }
 }
 

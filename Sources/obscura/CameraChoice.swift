@@ -1,12 +1,21 @@
+import Foundation
 import ObscuraCamera
 import ObscuraCapture
 import ObscuraMedia
 
 /// Picks the camera a command asked for: an id from `obscura devices`, the
-/// first camera when none is named, or `synthetic` — a test pattern that
-/// needs no camera at all.
+/// first camera when none is named, `synthetic` — a test pattern that
+/// needs no camera at all — or `file:PATH`: raw frames from a file (in the
+/// --pixel-format and --size given), delivered as fast as the pipeline takes
+/// them on a virtual 30 fps clock, for benchmarks.
 enum CameraChoice {
     static func device(_ id: String?) throws -> CaptureDevice {
+        if let id, id.hasPrefix("file:") {
+            let path = String(id.dropFirst(5))
+            guard access(path, R_OK) == 0 else { throw UserFacingError("cannot read raw frames from \"\(path)\"") }
+            return CaptureDevice(source: SyntheticCamera(id: id, formats: [.nv12, .yuv420, .yuyv, .bgr888, .xrgb8888],
+                                                         content: .rawFile(path), pacing: .asFastAsBuffersReturn))
+        }
         if let id, id == "synthetic" || id.hasPrefix("synthetic:") {
             return CaptureDevice(source: SyntheticCamera(id: id == "synthetic" ? "synthetic:0" : id))
         }

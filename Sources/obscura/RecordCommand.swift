@@ -34,6 +34,7 @@ struct RecordCommand: AsyncParsableCommand {
     @Option(help: "Codec: h264, hevc, prores422, mjpeg.") var codec: String = "h264"
     @Option(help: "Average bit rate in bits per second; default: the encoder's quality default.") var bitRate: Int?
     @Option(help: "Encoder preset (x264/x265).") var preset: String = "ultrafast"
+    @Option(help: "Encoder threads; 0: the encoder decides.") var threads: Int = 0
     @Option(help: "Nominal frame rate when the camera does not report one.") var frameRate: Double = 30
     @Option(help: "Stop when the file reaches this many bytes.") var maxSize: Int?
     @Option(help: "Start a new file every this many seconds, at a keyframe (clip-0001.mp4, …).") var segment: Double?
@@ -101,6 +102,7 @@ struct RecordCommand: AsyncParsableCommand {
         settings.codec = videoCodec
         settings.averageBitRate = bitRate
         settings.preset = preset
+        settings.threads = threads
         settings.nominalFrameRate = device.cameraDescription.frameRateRange?.upperBound ?? frameRate
         settings.container = fileType
 

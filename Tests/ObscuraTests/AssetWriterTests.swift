@@ -215,3 +215,53 @@ private func scratch(_ name: String) -> String {
         try session.stopRunning()
     }
 }
+
+/// An hour of frames from a sensor whose clock runs at 29.97 fps with jitter,
+/// written as fast as the encoder goes: the file's last frame sits at exactly
+/// the camera's elapsed time (no drift from a nominal frame rate).
+@Suite struct TimelineTests {
+    @Test func anHourOfCameraTimestampsStaysExactInTheFile() async throws {
+        let size = PixelSize(width: 48, height: 48)
+        let luma = UnsafeMutableRawBufferPointer.allocate(byteCount: 48 * 48 * 3 / 2, alignment: 64)
+        defer { luma.deallocate() }
+        luma.initializeMemory(as: UInt8.self, repeating: 128)
+        let base = UnsafeRawPointer(luma.baseAddress!)
+        let planes = [FramePlane(base: base, stride: 48, length: 48 * 48),
+                      FramePlane(base: base + 48 * 48, stride: 48, length: 48 * 24)]
+        let file = scratch("hour.mp4")
+        let writer = try AssetWriter(path: file)
+        let input = AssetWriterInput(outputSettings: VideoEncoderSettings(codec: .h264, size: size, frameRate: 30, threads: 1))
+        input.expectsMediaDataInRealTime = false
+        try writer.add(input)
+        try writer.startWriting()
+        let start: UInt64 = 5_000_000_000_000  // the sensor clock does not start at zero
+        writer.startSession(atSourceTime: start)
+        let frames = 3600 * 2997 / 100
+        var last = start
+        var generator = SystemRandomNumberGenerator()
+        var i = 0
+        while i < frames {
+            if !input.isReadyForMoreMediaData {
+                try await Task.sleep(for: .microseconds(200))
+                continue
+            }
+            // 29.97 fps from a clock that is not the encoder's, ±1 ms of jitter.
+            let ideal = start + UInt64(Double(i) * 1e9 / 29.97)
+            let t = i == 0 ? start : ideal + UInt64.random(in: 0...2_000_000, using: &generator) - 1_000_000
+            last = t
+            input.append(VideoFrame(format: .nv12, size: size, planes: planes, sequence: UInt32(i), timestampNanoseconds: t))
+            i += 1
+        }
+        await writer.finishWriting()
+        #expect(writer.status == .completed, "\(writer.error ?? "")")
+        let probe = try runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_packets",
+                                               "-show_entries", "stream=nb_read_packets", "-of", "csv=p=0", file])
+        #expect(Int(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) == frames)
+        let tail = try runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0", "-read_intervals", "3595%",
+                                              "-show_entries", "packet=pts_time", "-of", "csv=p=0", file])
+        let lastInFile = try #require(tail.stdout.split(separator: "\n").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }.max())
+        let elapsed = Double(last - start) / 1e9
+        #expect(abs(lastInFile - elapsed) < 0.000_002, "last frame at \(lastInFile) s in the file, \(elapsed) s on the camera")
+        try? FileManager.default.removeItem(atPath: file)
+    }
+}
