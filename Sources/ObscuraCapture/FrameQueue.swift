@@ -30,6 +30,8 @@ public final class FrameQueue: Sendable {
         var capacity: Int
         var waiter: CheckedContinuation<VideoFrame?, Never>?
         var closed = false
+        /// A wake that found no waiter: the next wait returns nil at once.
+        var wakePending = false
         var armed = false
         var accepting = true
     }
@@ -116,6 +118,10 @@ public final class FrameQueue: Sendable {
                 let ready: VideoFrame?? = state.withLock { s in
                     if !s.frames.isEmpty { return .some(s.frames.removeFirst()) }
                     if s.closed || Task.isCancelled { return .some(nil) }
+                    if s.wakePending {
+                        s.wakePending = false
+                        return .some(nil)
+                    }
                     precondition(s.waiter == nil, "FrameQueue has one consumer")
                     s.waiter = continuation
                     return .none
@@ -156,10 +162,12 @@ public final class FrameQueue: Sendable {
     }
 
     /// Hands a waiting consumer nil (without closing), so it can look at why
-    /// it should stop.
+    /// it should stop; a consumer not waiting now gets nil from its next wait
+    /// for a frame (queued frames still come first).
     public func wake() {
         let waiter = state.withLock { s -> CheckedContinuation<VideoFrame?, Never>? in
             defer { s.waiter = nil }
+            if s.waiter == nil { s.wakePending = true }
             return s.waiter
         }
         waiter?.resume(returning: nil)

@@ -453,6 +453,10 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
         }
 
         loop: while !stopRequested {
+            if state.withLock({ $0.cameraLost }) {
+                reason = .cameraLost
+                break
+            }
             guard let frame = await queue.next() else {
                 if stopRequested { break }
                 if state.withLock({ $0.cameraLost }) {

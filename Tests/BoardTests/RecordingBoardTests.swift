@@ -27,5 +27,76 @@ extension VirtualBoardTests {
             .flatMap { Int($0.dropFirst("nb_read_frames=".count)) } ?? 0
         #expect(frames > 30, "the file plays \(frames) frames")
     }
+
+    /// ffprobe's packet times and flags of a file, as "0.000000,K_" lines.
+    private static let packets = "ffprobe -v error -select_streams v:0 -show_entries packet=flags,pts_time -of csv=p=0"
+
+    @Test func preRecordingFromVimcBeginsBeforeTheTrigger() throws {
+        let result = try VirtualBoard.run("""
+            \(obscura) record --size 640x480 --pre-record 2 --trigger-after 3.5 --duration 1 --output pre.mp4 || exit 1
+            echo "--packets"
+            \(Self.packets) pre.mp4; rm -f pre.mp4
+            """)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let summary = try #require(result.stdout.split(separator: "\n").first { $0.hasPrefix("recorded ") }, "\(result.stderr)")
+        let preRoll = try #require(summary.split(separator: ",").first { $0.contains("pre-roll") }
+            .flatMap { Double($0.split(separator: " ")[1]) })
+        #expect(preRoll >= 2.0, "pre-roll \(preRoll) s")
+        let packets = result.stdout.components(separatedBy: "--packets\n").last!.split(separator: "\n")
+        // The file starts at the LAST keyframe at or before the trigger − 2 s:
+        // its next keyframe comes after that moment.
+        let keyframes = packets.filter { $0.split(separator: ",").last?.hasPrefix("K") == true }
+            .compactMap { $0.split(separator: ",").first.flatMap { Double($0) } }
+        #expect(keyframes.count >= 2)
+        if keyframes.count >= 2 {
+            #expect(keyframes[1] > preRoll - 2.0, "keyframe at \(keyframes[1]) s is at or before the trigger − 2 s (\(preRoll - 2.0) s)")
+        }
+        #expect(packets.first?.split(separator: ",").last?.hasPrefix("K") == true, "the file must start with a keyframe: \(packets.prefix(2))")
+        let times = packets.compactMap { $0.split(separator: ",").first.flatMap { Double($0) } }
+        let last = try #require(times.max())
+        #expect(abs(last - (preRoll + 1)) < 0.2, "file ends at \(last) s; pre-roll \(preRoll) s + 1 s recorded")
+    }
+
+    @Test func unbindingTheCameraFinalizesTheRecordingAsCameraLost() throws {
+        let result = try VirtualBoard.run("""
+            \(obscura) record --size 640x480 --duration 30 --output lost.mp4 > r.out 2> r.err &
+            p=$!
+            for i in $(seq 100); do grep -q "encoder" r.err && break; sleep 0.1; done
+            sleep 2
+            echo vimc.0 > /sys/bus/platform/drivers/vimc/unbind
+            wait $p; echo "status=$?"
+            cat r.out; ls lost.mp4*
+            ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of default=nw=1 lost.mp4
+            echo vimc.0 > /sys/bus/platform/drivers/vimc/bind
+            rm -f lost.mp4* r.out r.err
+            """)
+        let out = result.stdout
+        #expect(out.contains("finished: camera lost"), "\(out)\(result.stderr)")
+        #expect(out.contains("status=3"))
+        #expect(out.contains("lost.mp4\n") && !out.contains("lost.mp4.partial"))
+        let frames = out.split(separator: "\n").first { $0.hasPrefix("nb_read_frames=") }
+            .flatMap { Int($0.dropFirst("nb_read_frames=".count)) } ?? 0
+        #expect(frames > 30, "the file plays \(frames) frames")
+    }
+
+    @Test func aKilledVimcRecordingPlays() throws {
+        let result = try VirtualBoard.run("""
+            \(obscura) record --size 640x480 --duration 30 --output killed.mp4 >/dev/null 2> r.err &
+            p=$!
+            for i in $(seq 100); do grep -q "encoder" r.err && break; sleep 0.1; done
+            sleep 3
+            kill -9 $p; wait $p
+            ls killed.mp4*
+            ffprobe -v error -count_frames -show_entries stream=codec_name,nb_read_frames -of default=nw=1 killed.mp4.partial
+            rm -f killed.mp4* r.err
+            """)
+        let out = result.stdout
+        #expect(out.contains("killed.mp4.partial") && !out.contains("killed.mp4\n"), "\(out)\(result.stderr)")
+        #expect(out.contains("codec_name=h264"))
+        let frames = out.split(separator: "\n").first { $0.hasPrefix("nb_read_frames=") }
+            .flatMap { Int($0.dropFirst("nb_read_frames=".count)) } ?? 0
+        // About three seconds at vimc's ~26 fps under emulation, less at most one second.
+        #expect(frames > 40, "the killed file plays \(frames) frames")
+    }
 }
 }
