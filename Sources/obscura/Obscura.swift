@@ -6,7 +6,8 @@ struct Obscura: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "obscura",
         abstract: "A camera recorder for single-board Linux computers.",
-        subcommands: [DevicesCommand.self, RecordCommand.self, StreamCommand.self, GPIOCommand.self])
+        subcommands: [DevicesCommand.self, RecordCommand.self, StreamCommand.self, GPIOCommand.self,
+                      RunCommand.self, StatusCommand.self, ControlCommand.self])
 }
 
 /// Messages for people go to standard error; results to standard output.

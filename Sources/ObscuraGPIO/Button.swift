@@ -1,0 +1,101 @@
+import Foundation
+import ObscuraSystem
+import Synchronization
+
+/// What a button reports.
+public enum ButtonEvent: Sendable, Equatable {
+    /// Pressed (after debouncing), stamped with the kernel time of the first edge.
+    case pressed(UInt64)
+    /// Released; `held` is how long it was down.
+    case released(UInt64, held: Duration)
+    /// Released before the long-press time.
+    case shortPress
+    /// Held for the long-press time (reported while still held).
+    case longPress
+}
+
+/// A push button on a GPIO line: edge events with kernel timestamps,
+/// debounced (by the kernel where libgpiod v2 can ask it to, in software
+/// otherwise), active-low and pull-up/down as wired, with short and long
+/// presses. Its line is read on a thread of its own; events arrive on
+/// `events`. `close()` (or deinit) releases the line.
+public final class Button: @unchecked Sendable {
+    public let name: GPIOLineName
+    public let debounce: Duration
+    public let longPress: Duration
+    /// Whether the kernel debounces (libgpiod v2); software does otherwise.
+    public let isKernelDebounced: Bool
+    public let events: AsyncStream<ButtonEvent>
+    private let continuation: AsyncStream<ButtonEvent>.Continuation
+    private let line: GPIOLine
+    private let stopFlag = Atomic<Bool>(false)
+    private var thread: Thread?
+
+    public init(_ name: GPIOLineName, activeLow: Bool = true, bias: GPIOBias = .pullUp,
+                debounce: Duration = .milliseconds(20), longPress: Duration = .seconds(1),
+                consumer: String = "obscura") throws {
+        self.name = name
+        self.debounce = debounce
+        self.longPress = longPress
+        let micros = UInt32(debounce.components.seconds * 1_000_000 + debounce.components.attoseconds / 1_000_000_000_000)
+        line = try GPIOLine.input(name, edges: .both, bias: bias, activeLow: activeLow,
+                                  debounceMicroseconds: micros, consumer: consumer)
+        isKernelDebounced = line.isKernelDebounced
+        (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(64))
+        let initial = (try? line.value()) ?? false
+        let thread = Thread { [self] in self.watch(initial: initial) }
+        thread.name = "obscura.button.\(name.line)"
+        self.thread = thread
+        thread.start()
+    }
+
+    private func watch(initial: Bool) {
+        // With the kernel debouncing, edges are already clean: a short
+        // software period only merges the pair an edge and a read can make.
+        var debouncer = Debouncer(period: isKernelDebounced ? .milliseconds(1) : debounce, initialLevel: initial)
+        let longNs = UInt64(longPress.components.seconds) * 1_000_000_000 + UInt64(longPress.components.attoseconds / 1_000_000_000)
+        var pressedAt: UInt64?
+        var longReported = false
+        while !stopFlag.load(ordering: .relaxed) {
+            let now = Syscalls.monotonicNanoseconds()
+            var wait: UInt64 = 200_000_000 // wake now and then to notice close()
+            if let d = debouncer.deadline { wait = min(wait, d > now ? d - now : 0) }
+            if let p = pressedAt, !longReported { wait = min(wait, p + longNs > now ? p + longNs - now : 0) }
+            let edges: [GPIOEdge]
+            do {
+                edges = try line.waitForEdges(timeout: .nanoseconds(Int64(wait)))
+            } catch {
+                break
+            }
+            for e in edges { debouncer.edge(e.kind == .rising, at: e.timestampNanoseconds) }
+            let later = Syscalls.monotonicNanoseconds()
+            let observed = debouncer.deadline.map { later >= $0 } == true ? (try? line.value()) : nil
+            if let t = debouncer.advance(to: later, observed: observed) {
+                if t.level {
+                    pressedAt = t.timestampNanoseconds
+                    longReported = false
+                    continuation.yield(.pressed(t.timestampNanoseconds))
+                } else if let p = pressedAt {
+                    let held = Duration.nanoseconds(Int64(t.timestampNanoseconds &- p))
+                    continuation.yield(.released(t.timestampNanoseconds, held: held))
+                    if !longReported { continuation.yield(.shortPress) }
+                    pressedAt = nil
+                }
+            }
+            if let p = pressedAt, !longReported, later >= p + longNs {
+                longReported = true
+                continuation.yield(.longPress)
+            }
+        }
+        continuation.finish()
+    }
+
+    /// Stops watching and releases the line.
+    public func close() {
+        guard !stopFlag.exchange(true, ordering: .relaxed) else { return }
+        while let t = thread, !t.isFinished { usleep(10_000) }
+        line.release()
+    }
+
+    deinit { close() }
+}

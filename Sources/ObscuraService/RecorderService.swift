@@ -1,0 +1,453 @@
+import Foundation
+import ObscuraCamera
+import ObscuraCapture
+import ObscuraEncoding
+import ObscuraGPIO
+import ObscuraMedia
+import ObscuraMuxing
+import ObscuraRecording
+import ObscuraSystem
+import Synchronization
+
+/// What `obscura status` shows.
+public struct ServiceStatus: Sendable, Codable, Equatable {
+    public var state = "starting"
+    public var board = ""
+    public var camera: String?
+    public var file: String?
+    public var elapsedSeconds = 0.0
+    public var bytes = 0
+    public var droppedFrames = 0
+    public var freeBytes: Int?
+    public var flash = FlashMode.auto.rawValue
+    public var lastError: String?
+    public var lastRecording: String?
+    public var recordings = 0
+    public var photos = 0
+    public var preRecordSeconds = 0.0
+}
+
+/// The kiosk recorder: buttons, LEDs, a camera session with a movie output,
+/// loop recording, the control socket and systemd's notifications.
+///
+/// ```
+///            record button / ctl record start
+///   ┌──────┐ ───────────────────────────────▶ ┌───────────┐
+///   │ idle │                                  │ recording │
+///   └──────┘ ◀─────────────────────────────── └───────────┘
+///     │  ▲     record button / ctl stop /          │
+///     │  │     a limit reached                     │ disk full, camera lost,
+///     │  │                                         │ encoder error
+///     │  └──── camera back, space freed ───┐       ▼
+///     │                                   ┌───────┐
+///     └── no camera / no space ──────────▶│ error │ (LED: fast blink; retried
+///                                         └───────┘  every two seconds)
+/// photo button / ctl photo: a photo in any state but error (state `photo`
+/// while it is taken, then back); flash button: auto → on → off.
+/// ```
+public actor RecorderService {
+    public enum State: String, Sendable { case starting, idle, recording, photo, error }
+
+    let configuration: ServiceConfiguration
+    let profile: BoardProfile
+    let log: @Sendable (String) -> Void
+    let notifier = SystemdNotifier()
+    let keeper: StorageKeeper
+
+    private var state = State.starting
+    private var status = ServiceStatus()
+    private var session: CaptureSession?
+    private var movie: MovieFileOutput?
+    private var device: CaptureDevice?
+    private var recordingTask: Task<Void, Never>?
+    private var recordingStarted: ContinuousClock.Instant?
+    private var currentFile: String?
+    private var flashMode = FlashMode.auto
+    private var buttons: [Button] = []
+    private var recordLED: LED?
+    private var statusLED: LED?
+    private var flashLED: LED?
+    private var flash: GPIOFlash?
+    private var control: ControlServer?
+    private var watchdogFrames = -1
+    private var lastAdvance = ContinuousClock.now
+    private var stopping = false
+
+    public init(configuration: ServiceConfiguration, profile: BoardProfile, log: @escaping @Sendable (String) -> Void) {
+        self.configuration = configuration
+        self.profile = profile
+        self.log = log
+        keeper = StorageKeeper(folder: configuration.recordingsFolder, quotaBytes: configuration.quotaBytes,
+                               minFreeBytes: configuration.minFreeSpaceBytes)
+        status.board = profile.name
+        status.preRecordSeconds = configuration.preRecordSeconds
+    }
+
+    // MARK: Start and stop
+
+    /// Starts everything; returns once the service is up (READY sent).
+    public func start() async throws {
+        for folder in [configuration.recordingsFolder, configuration.photosFolder] {
+            do {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            } catch {
+                throw ConfigurationError(file: configuration.file, line: nil, key: "recording.folder",
+                                         message: "cannot create \(folder): \(error.localizedDescription)")
+            }
+        }
+        openGPIO()
+        let service = self
+        control = try ControlServer(path: configuration.controlSocket, group: "obscura") { line in
+            let reply = Mutex<String>("")
+            let done = DispatchSemaphore(value: 0)
+            Task {
+                let r = await service.command(line)
+                reply.withLock { $0 = r }
+                done.signal()
+            }
+            done.wait()
+            return reply.withLock { $0 }
+        }
+        openCamera()
+        if state == .starting { enter(.idle) }
+        keeper.enforce()
+        notifier.notify("READY=1\nSTATUS=\(statusLine)")
+        log("ready: \(profile.name), recordings in \(configuration.recordingsFolder), control socket \(configuration.controlSocket)")
+        Task { await self.housekeeping() }
+    }
+
+    /// Finalizes a recording in progress and releases everything (SIGTERM).
+    public func shutdown() async {
+        stopping = true
+        notifier.notify("STOPPING=1\nSTATUS=stopping")
+        await stopRecording()
+        try? session?.stopRunning()
+        movie?.disarmPreRecording()
+        for b in buttons { b.close() }
+        for led in [recordLED, statusLED, flashLED] { led?.close() }
+        flash = nil
+        control?.close()
+        log("stopped")
+    }
+
+    private func openGPIO() {
+        guard let g = profile.gpio else {
+            log("the board profile wires no GPIO: control through `obscura ctl`")
+            return
+        }
+        func button(_ line: String?, _ action: @escaping @Sendable (RecorderService) async -> Void) {
+            guard let name = g.line(line) else { return }
+            do {
+                let b = try Button(name, activeLow: g.activeLowButtons, bias: g.bias, debounce: g.debounce, longPress: g.longPress)
+                buttons.append(b)
+                log("button \(name): debounced by \(b.isKernelDebounced ? "the kernel" : "software") (\(g.debounce))")
+                Task { [events = b.events] in
+                    for await event in events where event == .shortPress || event == .longPress {
+                        await action(self)
+                    }
+                }
+            } catch {
+                log("button \(name) unavailable: \(error)")
+                status.lastError = "\(error)"
+            }
+        }
+        button(g.recordButton) { await $0.toggleRecording() }
+        button(g.photoButton) { _ = await $0.takePhoto() }
+        button(g.flashButton) { await $0.cycleFlash() }
+        func led(_ line: String?) -> LED? {
+            guard let name = g.line(line) else { return nil }
+            do { return try LED(name) } catch {
+                log("LED \(name) unavailable: \(error)")
+                return nil
+            }
+        }
+        recordLED = led(g.recordLED)
+        statusLED = led(g.statusLED)
+        flashLED = led(g.flashLED)
+        flashLED?.show(flashMode.ledPattern)
+        if let name = g.line(g.flashOutput) {
+            do { flash = try GPIOFlash(name) } catch { log("flash \(name) unavailable: \(error)") }
+        }
+    }
+
+    // MARK: Camera
+
+    private func openCamera() {
+        do {
+            let device: CaptureDevice
+            if profile.cameraID.isEmpty {
+                guard let first = try CaptureDevice.devices().first else {
+                    throw CameraError.noCameras(libcameraVersion: CameraManager.libcameraVersion)
+                }
+                device = first
+            } else {
+                guard let named = try CaptureDevice.devices().first(where: { $0.uniqueID == profile.cameraID }) else {
+                    throw CameraError.unknownCamera(id: profile.cameraID, available: (try? CaptureDevice.devices().map(\.uniqueID)) ?? [])
+                }
+                device = named
+            }
+            let size = configuration.size ?? profile.size
+            let offered = device.formats.filter { !$0.isRaw }
+            let preferred = profile.pixelFormat ?? .nv12
+            let pixelFormat = offered.contains { $0.pixelFormat == preferred } ? preferred : (offered.first?.pixelFormat ?? preferred)
+            let session = CaptureSession(log: log)
+            let movie = MovieFileOutput()
+            session.beginConfiguration()
+            try session.addInput(CaptureDeviceInput(device: device))
+            try session.addOutput(movie)
+            if let format = device.format(pixelFormat: pixelFormat, size: size) {
+                try device.withConfigurationLock { try $0.setActiveFormat(format) }
+                try session.setSessionPreset(.inputPriority)
+            } else {
+                log("camera \(device.uniqueID) has no \(pixelFormat) \(size); using its default format")
+                try session.setSessionPreset(.high)
+            }
+            try session.commitConfiguration()
+            try session.startRunning()
+            if configuration.preRecordSeconds > 0 {
+                try movie.armPreRecording(duration: .milliseconds(Int(configuration.preRecordSeconds * 1000)), settings: movieSettings(device))
+            }
+            self.device = device
+            self.session = session
+            self.movie = movie
+            status.camera = device.uniqueID
+            if let stream = session.activeConfiguration?.streams.first {
+                log("camera \(device.uniqueID): \(stream.pixelFormat) \(stream.size)")
+            }
+            Task { [events = session.events()] in
+                for await event in events { self.sessionEvent(event) }
+            }
+            if state == .error { enter(.idle) }
+        } catch {
+            fail("camera: \(error)")
+        }
+    }
+
+    private func sessionEvent(_ event: CaptureSession.Event) {
+        switch event {
+        case .wasInterrupted(let why): log("camera interrupted: \(why.rawValue)")
+        case .interruptionEnded: log("camera back")
+        case .runtimeError(let e): status.lastError = e
+        default: break
+        }
+    }
+
+    private func movieSettings(_ device: CaptureDevice) -> MovieSettings {
+        var s = MovieSettings()
+        s.codec = configuration.codec
+        s.container = configuration.container
+        s.averageBitRate = configuration.bitRate ?? profile.bitRate
+        s.preset = profile.preset
+        s.nominalFrameRate = configuration.frameRate ?? profile.frameRate
+        return s
+    }
+
+    // MARK: Actions
+
+    public func toggleRecording() async {
+        if state == .recording { await stopRecording() } else { startRecording() }
+    }
+
+    @discardableResult
+    public func startRecording() -> String? {
+        guard state != .recording, !stopping else { return currentFile }
+        if session == nil { openCamera() }
+        guard let movie, let device else {
+            fail("cannot record: no camera")
+            return nil
+        }
+        keeper.enforce()
+        if let free = StorageKeeper.freeBytes(configuration.recordingsFolder), free < configuration.minFreeSpaceBytes {
+            fail("cannot record: \(free >> 20) MiB free in \(configuration.recordingsFolder), less than the minimum \(configuration.minFreeSpaceBytes >> 20) MiB")
+            return nil
+        }
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyyMMdd-HHmmss"
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        let path = "\(configuration.recordingsFolder)/obscura-\(formatter.string(from: Date())).\(configuration.container.rawValue)"
+        movie.segmentDuration = configuration.segmentSeconds > 0 ? .seconds(configuration.segmentSeconds) : nil
+        movie.minFreeDiskSpace = configuration.minFreeSpaceBytes
+        movie.maxRecordedDuration = nil
+        do {
+            let events = try movie.startRecording(to: path, settings: movieSettings(device))
+            currentFile = path
+            recordingStarted = .now
+            enter(.recording)
+            log("recording \(path)")
+            recordingTask = Task { await self.follow(events) }
+            return path
+        } catch {
+            fail("cannot record: \(error)")
+            return nil
+        }
+    }
+
+    private func follow(_ events: AsyncStream<RecordingEvent>) async {
+        for await event in events {
+            switch event {
+            case .progress(let p):
+                status.bytes = p.bytes
+                status.droppedFrames = p.droppedFrames
+            case .segmentFinished(let path):
+                status.recordings += 1
+                log("segment finished: \(path)")
+                keeper.enforce(protecting: [])
+            case .finished(let path, let reason, let p):
+                status.recordings += 1
+                status.lastRecording = path
+                log("recording finished: \(path), \(p.frames) frames, \(String(format: "%.1f", p.duration.seconds)) s, \(reason)")
+                recordingFinished(reason)
+            case .started: break
+            }
+        }
+    }
+
+    private func recordingFinished(_ reason: RecordingFinishReason) {
+        currentFile = nil
+        recordingStarted = nil
+        recordingTask = nil
+        keeper.enforce()
+        switch reason {
+        case .stopped, .maximumDurationReached, .maximumFileSizeReached, .sessionStopped:
+            if state == .recording { enter(.idle) }
+        case .diskFull: fail("disk full: the recording was finalized")
+        case .cameraLost:
+            fail("camera lost: the recording was finalized")
+            session = nil
+            movie = nil
+            device = nil
+        case .error(let e): fail("recording failed: \(e)")
+        }
+    }
+
+    public func stopRecording() async {
+        guard let movie, let task = recordingTask else { return }
+        movie.stopRecording()
+        await task.value
+    }
+
+    /// Photos come with the photo output; until then the service says so.
+    public func takePhoto() -> String {
+        let message = "photo is unavailable: this build has no photo output"
+        log(message)
+        return message
+    }
+
+    public func cycleFlash() { setFlash(flashMode.next) }
+
+    public func setFlash(_ mode: FlashMode) {
+        flashMode = mode
+        status.flash = mode.rawValue
+        flashLED?.show(mode.ledPattern)
+        log("flash \(mode.rawValue)")
+    }
+
+    // MARK: State
+
+    private func enter(_ new: State) {
+        state = new
+        status.state = new.rawValue
+        recordLED?.show(new == .recording ? .recording : .off)
+        statusLED?.show(new == .error ? .error : .on)
+        notifier.notify("STATUS=\(statusLine)")
+    }
+
+    private func fail(_ message: String) {
+        // A retry that fails the same way is not news.
+        if status.lastError != message || state != .error { log(message) }
+        status.lastError = message
+        enter(.error)
+    }
+
+    private var statusLine: String {
+        var line = state.rawValue
+        if let currentFile { line += " " + (currentFile as NSString).lastPathComponent }
+        if let e = status.lastError, state == .error { line += ": " + e }
+        return line
+    }
+
+    public func currentStatus() -> ServiceStatus {
+        var s = status
+        s.state = state.rawValue
+        s.file = currentFile
+        s.elapsedSeconds = recordingStarted.map { (ContinuousClock.now - $0).seconds } ?? 0
+        if s.file == nil {
+            s.bytes = 0
+            s.droppedFrames = 0
+        }
+        s.freeBytes = StorageKeeper.freeBytes(configuration.recordingsFolder)
+        return s
+    }
+
+    /// Every two seconds: retry what failed, keep storage in bounds, tell
+    /// systemd's watchdog the service is alive — unless a recording has
+    /// stopped advancing while its camera claims to run.
+    private func housekeeping() async {
+        let interval = notifier.watchdogInterval.map { min($0, .seconds(2)) } ?? .seconds(2)
+        while !stopping {
+            try? await Task.sleep(for: interval)
+            if stopping { break }
+            if state == .error {
+                if session == nil { openCamera() }
+                let free = StorageKeeper.freeBytes(configuration.recordingsFolder) ?? Int.max
+                if session != nil && free >= configuration.minFreeSpaceBytes && status.lastError?.hasPrefix("camera") != true {
+                    enter(.idle)
+                } else if session != nil, status.lastError?.hasPrefix("camera") == true {
+                    enter(.idle)
+                }
+            }
+            var healthy = true
+            if state == .recording, let session, session.isRunning {
+                let frames = movie?.progress.frames ?? 0
+                if frames != watchdogFrames {
+                    watchdogFrames = frames
+                    lastAdvance = .now
+                } else if ContinuousClock.now - lastAdvance >= .seconds(10) {
+                    healthy = false
+                    log("the recording has not advanced for 10 s; no watchdog keep-alive")
+                }
+            } else {
+                watchdogFrames = -1
+                lastAdvance = .now
+            }
+            if healthy { notifier.notify("WATCHDOG=1\nSTATUS=\(statusLine)") }
+        }
+    }
+
+    // MARK: Control socket
+
+    /// One command from the control socket; the reply is one JSON line.
+    public func command(_ line: String) async -> String {
+        let words = line.split(separator: " ").map(String.init)
+        func reply(_ ok: Bool, _ message: String, file: String? = nil) -> String {
+            var object: [String: Any] = ["ok": ok, "message": message]
+            if let file { object["file"] = file }
+            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+            return String(decoding: data, as: UTF8.self)
+        }
+        switch words {
+        case ["status"]:
+            let data = (try? JSONEncoder().encode(currentStatus())) ?? Data()
+            return String(decoding: data, as: UTF8.self)
+        case ["record", "start"]:
+            guard let path = startRecording() else { return reply(false, status.lastError ?? "cannot record") }
+            return reply(true, "recording", file: path)
+        case ["record", "stop"]:
+            let file = currentFile
+            guard file != nil else { return reply(false, "not recording") }
+            await stopRecording()
+            return reply(true, "stopped", file: status.lastRecording)
+        case ["record", "toggle"]:
+            await toggleRecording()
+            return reply(true, state.rawValue, file: currentFile ?? status.lastRecording)
+        case ["photo"]:
+            return reply(false, takePhoto())
+        case let w where w.count == 2 && w[0] == "flash":
+            guard let mode = FlashMode(rawValue: w[1]) else { return reply(false, "flash takes auto, on or off") }
+            setFlash(mode)
+            return reply(true, "flash \(mode.rawValue)")
+        default:
+            return reply(false, "unknown command \"\(line)\"; commands: status, record start|stop|toggle, photo, flash auto|on|off")
+        }
+    }
+}

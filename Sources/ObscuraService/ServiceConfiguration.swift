@@ -1,0 +1,89 @@
+import Foundation
+import ObscuraEncoding
+import ObscuraMedia
+import ObscuraMuxing
+
+/// The recorder service's configuration (/etc/obscura/obscura.toml). Every
+/// key is optional; without a file the defaults below apply. Errors name the
+/// file, line and key.
+///
+/// ```toml
+/// board = "pi4b"                  # a profile name (board/profiles) or a path
+///
+/// [recording]
+/// folder = "/var/lib/obscura/recordings"
+/// codec = "h264"                  # h264, hevc, mjpeg (prores422 needs a 10-bit 4:2:2 camera)
+/// container = "mp4"               # mp4, mov, mkv
+/// size = "1920x1080"              # default: the profile's
+/// frame_rate = 30                 # default: the profile's
+/// bit_rate = 8000000              # default: the profile's
+/// segment_seconds = 300           # a new file every five minutes; 0: one file
+/// pre_record_seconds = 5          # 0: off
+/// min_free_space_mb = 256
+/// quota_mb = 20000                # loop recording: oldest finished files go; 0: no quota
+///
+/// [photo]
+/// folder = "/var/lib/obscura/photos"
+///
+/// [control]
+/// socket = "/run/obscura/control.sock"
+/// ```
+public struct ServiceConfiguration: Sendable, Equatable {
+    public var file = "(defaults)"
+    public var board = "virtual"
+    public var recordingsFolder = "/var/lib/obscura/recordings"
+    public var photosFolder = "/var/lib/obscura/photos"
+    public var codec = VideoCodec.h264
+    public var container = MovieContainer.mp4
+    public var size: PixelSize?
+    public var frameRate: Double?
+    public var bitRate: Int?
+    public var segmentSeconds = 300
+    public var preRecordSeconds = 0.0
+    public var minFreeSpaceBytes = 256 << 20
+    public var quotaBytes = 0
+    public var controlSocket = "/run/obscura/control.sock"
+
+    public static let defaultPath = "/etc/obscura/obscura.toml"
+
+    public init() {}
+
+    public init(contentsOf path: String) throws(ConfigurationError) {
+        let reader = TOMLReader(try TOMLDocument(contentsOf: path))
+        file = path
+        board = try reader.string("board") ?? board
+        recordingsFolder = try reader.string("recording.folder") ?? recordingsFolder
+        photosFolder = try reader.string("photo.folder") ?? photosFolder
+        if let c = try reader.string("recording.codec", allowed: VideoCodec.allCases.map(\.rawValue)) { codec = VideoCodec(rawValue: c)! }
+        if let c = try reader.string("recording.container", allowed: MovieContainer.allCases.map(\.rawValue)) { container = MovieContainer(rawValue: c)! }
+        if let text = try reader.string("recording.size") {
+            guard let s = PixelSize(parsing: text) else {
+                throw ConfigurationError(file: path, line: reader.document.values["recording.size"]?.line, key: "recording.size",
+                                         message: "\"\(text)\" is not a size; write WIDTHxHEIGHT, e.g. 1920x1080")
+            }
+            size = s
+        }
+        frameRate = try reader.double("recording.frame_rate", range: 1...240)
+        bitRate = try reader.int("recording.bit_rate", range: 100_000...100_000_000)
+        segmentSeconds = try reader.int("recording.segment_seconds", range: 0...86_400) ?? segmentSeconds
+        if segmentSeconds == 0 { segmentSeconds = 0 }
+        preRecordSeconds = try reader.double("recording.pre_record_seconds", range: 0...600) ?? 0
+        minFreeSpaceBytes = (try reader.int("recording.min_free_space_mb", range: 0...1_000_000) ?? 256) << 20
+        quotaBytes = (try reader.int("recording.quota_mb", range: 0...100_000_000) ?? 0) << 20
+        controlSocket = try reader.string("control.socket") ?? controlSocket
+        for (key, value) in [("recording.folder", recordingsFolder), ("photo.folder", photosFolder), ("control.socket", controlSocket)]
+        where !value.hasPrefix("/") {
+            throw ConfigurationError(file: path, line: reader.document.values[key]?.line, key: key,
+                                     message: "\"\(value)\" must be an absolute path")
+        }
+        try reader.rejectUnknownKeys()
+    }
+
+    /// The file at `path` if given, else /etc/obscura/obscura.toml when it
+    /// exists, else the defaults.
+    public static func load(_ path: String?) throws(ConfigurationError) -> ServiceConfiguration {
+        if let path { return try ServiceConfiguration(contentsOf: path) }
+        if FileManager.default.fileExists(atPath: defaultPath) { return try ServiceConfiguration(contentsOf: defaultPath) }
+        return ServiceConfiguration()
+    }
+}

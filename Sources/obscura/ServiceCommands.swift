@@ -1,0 +1,115 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import ObscuraService
+import Synchronization
+
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run the kiosk recorder service (buttons, LEDs, loop recording, control socket).",
+        discussion: """
+        Reads /etc/obscura/obscura.toml (or --config; the defaults without a file) \
+        and the board profile it names. Under systemd it reports READY, STATUS and \
+        watchdog keep-alives. SIGTERM or SIGINT finalizes a recording in progress \
+        and exits; SIGUSR1 starts or stops recording.
+        """)
+
+    @Option(help: "Configuration file (default /etc/obscura/obscura.toml when it exists).") var config: String?
+    @Option(help: "Board profile name or path, overriding the configuration's.") var board: String?
+
+    func run() async throws {
+        try await Self.reporting {
+            var configuration = try ServiceConfiguration.load(config)
+            if let board { configuration.board = board }
+            let profile = try BoardProfile.load(configuration.board, from: configuration.file)
+            let service = RecorderService(configuration: configuration, profile: profile, log: { Log.note($0) })
+            try await service.start()
+            let (signals, continuation) = AsyncStream<Int32>.makeStream()
+            var sources: [any DispatchSourceSignal] = []
+            for signal in [SIGTERM, SIGINT, SIGUSR1] {
+                Foundation.signal(signal, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: signal, queue: .global())
+                source.setEventHandler { continuation.yield(signal) }
+                source.resume()
+                sources.append(source)
+            }
+            for await signal in signals {
+                if signal == SIGUSR1 {
+                    await service.toggleRecording()
+                    continue
+                }
+                Log.note("signal \(signal): stopping")
+                await service.shutdown()
+                break
+            }
+            sources.forEach { $0.cancel() }
+        }
+    }
+}
+
+/// The control socket named by the configuration (or --socket).
+struct SocketOptions: ParsableArguments {
+    @Option(help: "Control socket (default: the configuration's, /run/obscura/control.sock).") var socket: String?
+    @Option(help: "Configuration file naming the socket.") var config: String?
+
+    func path() throws -> String {
+        if let socket { return socket }
+        return try ServiceConfiguration.load(config).controlSocket
+    }
+
+    func send(_ command: String) throws -> String {
+        let path = try path()
+        do {
+            return try ControlServer.send(command, to: path)
+        } catch {
+            throw UserFacingError("cannot reach the recorder at \(path): \(error) (is `obscura run` running, and are you in its group?)")
+        }
+    }
+}
+
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "Show what the recorder service is doing.")
+    @OptionGroup var socket: SocketOptions
+    @Flag(help: "Print the raw JSON.") var json = false
+
+    func run() async throws {
+        try await Self.reporting {
+            let reply = try socket.send("status")
+            if json {
+                Log.output(reply)
+                return
+            }
+            guard let status = try? JSONDecoder().decode(ServiceStatus.self, from: Data(reply.utf8)) else {
+                throw UserFacingError("unexpected reply: \(reply)")
+            }
+            var lines = ["state: \(status.state)", "board: \(status.board)", "camera: \(status.camera ?? "none")"]
+            if let file = status.file {
+                lines.append("file: \(file)")
+                lines.append(String(format: "elapsed: %.1f s, %d KiB, dropped frames %d", status.elapsedSeconds, status.bytes / 1024, status.droppedFrames))
+            }
+            if let free = status.freeBytes { lines.append("free space: \(free >> 20) MiB") }
+            lines.append("flash: \(status.flash)")
+            if status.preRecordSeconds > 0 { lines.append(String(format: "pre-record: %.1f s", status.preRecordSeconds)) }
+            lines.append("recordings: \(status.recordings), photos: \(status.photos)")
+            if let last = status.lastRecording { lines.append("last recording: \(last)") }
+            if let error = status.lastError { lines.append("last error: \(error)") }
+            lines.forEach(Log.output)
+        }
+    }
+}
+
+struct ControlCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ctl", abstract: "Control the recorder service: record start|stop|toggle, photo, flash auto|on|off.")
+    @OptionGroup var socket: SocketOptions
+    @Argument(help: "The command, e.g. `record start`.") var words: [String]
+
+    func run() async throws {
+        try await Self.reporting {
+            let reply = try socket.send(words.joined(separator: " "))
+            Log.output(reply)
+            if reply.contains("\"ok\":false") { throw ExitCode(1) }
+        }
+    }
+}
