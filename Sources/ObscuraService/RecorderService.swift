@@ -95,6 +95,7 @@ public actor RecorderService {
                                          message: "cannot create \(folder): \(error.localizedDescription)")
             }
         }
+        recoverInterrupted()
         openGPIO()
         let service = self
         control = try ControlServer(path: configuration.controlSocket, group: "obscura") { line in
@@ -114,6 +115,23 @@ public actor RecorderService {
         notifier.notify("READY=1\nSTATUS=\(statusLine)")
         log("ready: \(profile.name), recordings in \(configuration.recordingsFolder), control socket \(configuration.controlSocket)")
         Task { await self.housekeeping() }
+    }
+
+    /// Files a killed process or a power cut left as `.partial` are
+    /// fragmented and playable up to their last fragment: give them their
+    /// final names so they are kept and can be fetched.
+    private func recoverInterrupted() {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: configuration.recordingsFolder)) ?? []
+        for name in names where name.hasSuffix(".partial") {
+            let partial = configuration.recordingsFolder + "/" + name
+            let final = String(partial.dropLast(".partial".count))
+            guard !FileManager.default.fileExists(atPath: final) else { continue }
+            if rename(partial, final) == 0 {
+                log("recovered an interrupted recording: \(final)")
+            } else {
+                log("cannot recover \(partial): \(String(cString: strerror(errno)))")
+            }
+        }
     }
 
     /// Finalizes a recording in progress and releases everything (SIGTERM).

@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+import TestSupport
+
+extension VirtualBoardTests {
+/// The recorder as a kiosk runs it: systemd as init, Obscura installed by
+/// deploy/install and enabled, buttons and LEDs on gpio-sim, vimc as camera.
+@Suite struct ServiceBoardTests {
+    @Test func theServiceStartsAtBootRecordsOnTheButtonAndSurvivesAKill() throws {
+        let result = try VirtualBoard.run("""
+            export PATH=$PATH:$(pwd)/board/virtual
+            rec=/var/lib/obscura/recordings
+            press() { gpio-sim press $1; sleep 0.15; gpio-sim release $1; }
+            echo "active=$(systemctl is-active obscura)"
+            echo "led-idle=$(gpio-sim get record-led)"
+            press record-button
+            sleep 4
+            echo "led-recording=$(gpio-sim get record-led)"
+            obscura status | sed 's/^/status: /'
+            press record-button
+            for i in $(seq 100); do journalctl -u obscura | grep -q "recording finished" && break; sleep 0.2; done
+            echo "led-stopped=$(gpio-sim get record-led)"
+            for f in $rec/*.mp4; do
+                echo "file=$f frames=$(ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
+            done
+            press photo-button
+            press flash-button
+            sleep 1
+            echo "flash-led=$(gpio-sim get flash-led)"
+            # A kill in the middle of a recording: systemd restarts the service,
+            # which recovers the interrupted file.
+            before=$(ls $rec | wc -l)
+            press record-button
+            sleep 4
+            systemctl kill -s KILL obscura
+            for i in $(seq 150); do
+                [ "$(systemctl show -p NRestarts --value obscura)" -ge 1 ] && [ "$(systemctl is-active obscura)" = active ] && break
+                sleep 0.2
+            done
+            echo "restarts=$(systemctl show -p NRestarts --value obscura) active=$(systemctl is-active obscura)"
+            for f in $rec/*; do
+                echo "after-kill=$f frames=$(ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
+            done
+            journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | sed 's/^/journal: /'
+            """, timeout: 400, options: ["--systemd"])
+        let out = result.stdout
+        let lines = out.split(separator: "\n").map(String.init)
+        #expect(lines.contains("active=active"), "\(out)\(result.stderr)")
+        #expect(lines.contains("led-idle=0"))
+        #expect(lines.contains("led-recording=1"))
+        #expect(lines.contains("status: state: recording"))
+        #expect(lines.contains("led-stopped=0"))
+        let files = lines.filter { $0.hasPrefix("file=") }
+        #expect(files.count == 1, "\(files)")
+        let frames = files.first.flatMap { $0.split(separator: "=").last.flatMap { Int($0) } } ?? 0
+        #expect(frames > 40, "the button's recording plays \(frames) frames")
+        #expect(out.contains("journal: obscura: photo is unavailable"))
+        #expect(lines.contains("flash-led=1"))  // auto → on: steady
+        #expect(lines.contains("restarts=1 active=active"))
+        #expect(out.contains("journal: obscura: recovered an interrupted recording"))
+        let recovered = lines.filter { $0.hasPrefix("after-kill=") && !$0.contains(files.first?.dropFirst(5).split(separator: " ").first ?? "-") }
+        #expect(recovered.count == 1, "\(recovered)")
+        let killedFrames = recovered.first.flatMap { $0.split(separator: "=").last.flatMap { Int($0) } } ?? 0
+        #expect(killedFrames > 40, "the killed recording plays \(killedFrames) frames")
+        #expect(!out.contains(".partial"))
+    }
+}
+}
