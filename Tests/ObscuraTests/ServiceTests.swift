@@ -1,0 +1,258 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import ObscuraGPIO
+@testable import ObscuraService
+
+@Suite struct DebouncerTests {
+    /// A press as a real contact makes it: a burst of 1–6 edges over 0–5 ms
+    /// settling on the new level.
+    private func chatter(_ debouncer: inout Debouncer, to level: Bool, at start: UInt64,
+                         using rng: inout some RandomNumberGenerator) -> UInt64 {
+        let bounces = Int.random(in: 0...5, using: &rng)
+        var t = start
+        var l = level
+        for _ in 0..<bounces {
+            debouncer.edge(l, at: t)
+            l.toggle()
+            t += UInt64.random(in: 0...1_000_000, using: &rng)  // up to 1 ms apart, 0–5 ms in all
+        }
+        debouncer.edge(level, at: t)
+        return t
+    }
+
+    @Test func aThousandChatteringPressesGiveExactlyAThousandPresses() {
+        var rng = SystemRandomNumberGenerator()
+        var d = Debouncer(period: .milliseconds(20))
+        var presses = 0, releases = 0
+        var now: UInt64 = 1_000_000_000
+        for _ in 0..<1000 {
+            var last = chatter(&d, to: true, at: now, using: &rng)
+            // Time passes in small steps, as the watcher wakes.
+            var t = last
+            while t < last + 150_000_000 {
+                t += 5_000_000
+                if let tr = d.advance(to: t) { tr.level ? (presses += 1) : (releases += 1) }
+            }
+            last = chatter(&d, to: false, at: t, using: &rng)
+            t = last
+            while t < last + 150_000_000 {
+                t += 5_000_000
+                if let tr = d.advance(to: t) { tr.level ? (presses += 1) : (releases += 1) }
+            }
+            now = t + 10_000_000
+        }
+        #expect(presses == 1000)
+        #expect(releases == 1000)
+    }
+
+    @Test func glitchesShorterThanTheDebouncePeriodAreIgnored() {
+        var d = Debouncer(period: .milliseconds(20))
+        var t: UInt64 = 0
+        for _ in 0..<500 {
+            // Up for 0–15 ms, then back down: noise, not a press.
+            d.edge(true, at: t)
+            t += UInt64.random(in: 0...15_000_000)
+            d.edge(false, at: t)
+            t += 30_000_000
+            #expect(d.advance(to: t) == nil)
+        }
+        #expect(d.level == false)
+    }
+
+    @Test func aPressIsStampedWithTheFirstEdgeOfItsBurst() {
+        var d = Debouncer(period: .milliseconds(20))
+        d.edge(true, at: 100)
+        d.edge(false, at: 1_000_100)
+        d.edge(true, at: 2_000_100)
+        #expect(d.advance(to: 10_000_000) == nil)  // not settled yet
+        #expect(d.advance(to: 22_000_100) == Debouncer.Transition(level: true, timestampNanoseconds: 100))
+        // A read of the line wins over edges (an overflowed event queue).
+        d.edge(false, at: 30_000_000)
+        #expect(d.advance(to: 60_000_000, observed: true) == nil)
+    }
+
+    @Test func flashModesCycleAndShowOnTheirLED() {
+        #expect(FlashMode.auto.next == .on && FlashMode.on.next == .off && FlashMode.off.next == .auto)
+        #expect(FlashMode.on.ledPattern == .on && FlashMode.off.ledPattern == .off)
+        #expect(FlashMode.auto.ledPattern == .flashAuto)
+    }
+}
+
+private func write(_ text: String, _ name: String) -> String {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-config-\(getpid())")
+    try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    let path = dir.appendingPathComponent(name).path
+    _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
+    return path
+}
+
+@Suite struct ConfigurationTests {
+    @Test func everyShippedProfileLoads() throws {
+        let dir = packageRoot + "/board/profiles"
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".toml") }.sorted()
+        #expect(names == ["pi4b.toml", "pi5.toml", "usb-uvc.toml", "virtual.toml", "zero2w.toml"])
+        for name in names {
+            let profile = try BoardProfile(contentsOf: dir + "/" + name)
+            #expect(!profile.name.isEmpty)
+            #expect(!profile.encoders.isEmpty)
+        }
+        let pi4 = try BoardProfile(contentsOf: dir + "/pi4b.toml")
+        #expect(pi4.encoders == ["v4l2m2m", "libx264"])
+        #expect(pi4.gpio?.chip == "pinctrl-bcm2711" && pi4.gpio?.recordButton == "GPIO17")
+        #expect(try BoardProfile(contentsOf: dir + "/pi5.toml").encoders == ["libx264"])
+        #expect(try BoardProfile(contentsOf: dir + "/usb-uvc.toml").gpio == nil)
+        let virtual = try BoardProfile(contentsOf: dir + "/virtual.toml")
+        #expect(virtual.gpio?.flashOutput == "flash-fire" && virtual.gpio?.activeLowButtons == false)
+        // The shipped sample configuration is valid too.
+        let sample = try ServiceConfiguration(contentsOf: packageRoot + "/deploy/obscura.toml")
+        #expect(sample.board == "pi4b" && sample.segmentSeconds == 300)
+    }
+
+    @Test func errorsNameFileLineAndKey() throws {
+        func failure(_ text: String, profile: Bool = true) -> String {
+            let path = write(text, "bad.toml")
+            do {
+                if profile { _ = try BoardProfile(contentsOf: path) } else { _ = try ServiceConfiguration(contentsOf: path) }
+                return "no error"
+            } catch {
+                return error.description.replacingOccurrences(of: path, with: "F")
+            }
+        }
+        #expect(failure("[board]\nname = \"x\"\n[camera]\nsize = \"big\"\n") ==
+                "F:4: camera.size: \"big\" is not a size; write WIDTHxHEIGHT, e.g. 1920x1080")
+        #expect(failure("[board]\nname = \"x\"\n\n[encoder]\npreference = [\"libx264\", \"nvenc\"]\n") ==
+                "F:5: encoder.preference: \"nvenc\" is not allowed; allowed: v4l2m2m, libx264, libx265")
+        #expect(failure("[board]\nname = \"x\"\ncolour = \"red\"\n") == "F:3: board.colour: unknown key")
+        #expect(failure("[camera]\nsize = \"640x480\"\n") == "F: board.name: is required")
+        #expect(failure("[board]\nname = x\n") == "F:2: board.name: \"x\" is not a value (strings go in quotes)")
+        #expect(failure("[board]\nname = \"x\"\n[gpio]\nchip = \"c\"\n[gpio.buttons]\nrecord = \"L\"\n[gpio.leds]\nrecord = \"L\"\n") ==
+                "F:3: gpio: line \"L\" is used twice")
+        #expect(failure("[recording]\nframe_rate = 1000\n", profile: false) ==
+                "F:2: recording.frame_rate: 1000.0 is out of range; allowed: 1.0…240.0")
+        #expect(failure("[recording]\ncontainer = \"avi\"\n", profile: false) ==
+                "F:2: recording.container: \"avi\" is not allowed; allowed: mp4, mov, mkv")
+        #expect(failure("[recording]\nfolder = \"recordings\"\n", profile: false) ==
+                "F:2: recording.folder: \"recordings\" must be an absolute path")
+        #expect(failure("[recording]\nsegment_seconds = \"five\"\n", profile: false) ==
+                "F:2: recording.segment_seconds: must be an integer, not a string")
+    }
+
+    @Test func multiLineArraysAndCommentsParse() throws {
+        let doc = try TOMLDocument(file: "f", text: "# c\n[a] # table\nlist = [\n  \"x\", # one\n  'y#z',\n]\nn = 1_000\nf = 2.5\nb = true\n")
+        #expect(doc.values["a.list"]?.value == .array([.string("x"), .string("y#z")]))
+        #expect(doc.values["a.n"]?.value == .integer(1000))
+        #expect(doc.values["a.f"]?.value == .float(2.5))
+        #expect(doc.values["a.b"]?.value == .bool(true))
+    }
+}
+
+@Suite struct StorageTests {
+    @Test func loopRecordingDeletesTheOldestFinishedFilesToKeepTheQuota() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-loop-\(getpid())").path
+        try? FileManager.default.removeItem(atPath: dir)
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // Ten finished recordings of 100 KiB, a minute apart, and one being written.
+        for i in 0..<10 {
+            let path = "\(dir)/clip-\(i).mp4"
+            _ = FileManager.default.createFile(atPath: path, contents: Data(count: 100 << 10))
+            _ = FileManager.default.createFile(atPath: path + ".sha256", contents: Data("x".utf8))
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_000_000 + Double(i) * 60)], ofItemAtPath: path)
+        }
+        _ = FileManager.default.createFile(atPath: "\(dir)/clip-10.mp4.partial", contents: Data(count: 500 << 10))
+        let keeper = StorageKeeper(folder: dir, quotaBytes: 450 << 10, minFreeBytes: 0)
+        let deleted = keeper.enforce(protecting: ["\(dir)/clip-9.mp4"])
+        #expect(deleted == (0..<6).map { "\(dir)/clip-\($0).mp4" })
+        #expect(keeper.usedBytes() <= 450 << 10)
+        #expect(FileManager.default.fileExists(atPath: "\(dir)/clip-10.mp4.partial"))  // never the file being written
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/clip-0.mp4.sha256"))   // its checksum went with it
+        #expect(FileManager.default.fileExists(atPath: "\(dir)/clip-9.mp4.sha256"))
+        // A free-space minimum no disk meets deletes what it may, never the protected.
+        let greedy = StorageKeeper(folder: dir, quotaBytes: 0, minFreeBytes: Int.max)
+        greedy.enforce(protecting: ["\(dir)/clip-9.mp4"])
+        #expect(greedy.finished().map(\.path) == ["\(dir)/clip-9.mp4"])
+    }
+}
+
+/// `obscura run` on this machine (no camera, no GPIO): it still comes up,
+/// tells systemd it is ready, says why it cannot record, and answers on its
+/// socket with the truth.
+@Suite struct ServiceProcessTests {
+    @Test func theServiceNotifiesSystemdAndReportsItsStateOverTheSocket() throws {
+        let obscura = packageRoot + "/.build/debug/obscura"
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-svc-\(getpid())").path
+        try? FileManager.default.removeItem(atPath: dir)
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let config = write("""
+            board = "usb-uvc"
+            [recording]
+            folder = "\(dir)/rec"
+            min_free_space_mb = 1
+            [photo]
+            folder = "\(dir)/photos"
+            [control]
+            socket = "\(dir)/control.sock"
+            """, "svc.toml")
+        // A notification socket standing in for systemd's.
+        let notify = "\(dir)/notify"
+        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, b) in notify.utf8.enumerated() { raw[i] = b } }
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        try #require(bound == 0)
+        var tv = timeval(tv_sec: 20, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+
+        // An interrupted recording from an earlier run.
+        try FileManager.default.createDirectory(atPath: "\(dir)/rec", withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(atPath: "\(dir)/rec/old.mp4.partial", contents: Data(count: 10))
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: obscura)
+        process.arguments = ["run", "--config", config]
+        var env = ProcessInfo.processInfo.environment
+        env["NOTIFY_SOCKET"] = notify
+        env["WATCHDOG_USEC"] = "2000000"
+        process.environment = env
+        let err = Pipe()
+        process.standardError = err
+        try process.run()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var messages: [String] = []
+        while !messages.contains(where: { $0.contains("WATCHDOG=1") }) {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            guard n > 0 else { break }
+            messages.append(String(decoding: buffer[0..<n], as: UTF8.self))
+        }
+        #expect(messages.contains { $0.hasPrefix("READY=1\nSTATUS=error: camera: no camera found") }, "\(messages)")
+        #expect(messages.contains { $0.contains("WATCHDOG=1") })
+        let status = try runProgram(obscura, ["status", "--json", "--socket", "\(dir)/control.sock"])
+        let decoded = try JSONDecoder().decode(ServiceStatus.self, from: Data(status.stdout.utf8))
+        #expect(decoded.state == "error" && decoded.camera == nil && decoded.file == nil)
+        #expect(decoded.board == "USB (UVC) camera box")
+        #expect(decoded.lastError?.contains("no camera found") == true)
+        let record = try runProgram(obscura, ["ctl", "--socket", "\(dir)/control.sock", "record", "start"])
+        #expect(record.status != 0 && record.stdout.contains("cannot record: no camera"))
+        let flash = try runProgram(obscura, ["ctl", "--socket", "\(dir)/control.sock", "flash", "off"])
+        #expect(flash.status == 0)
+        #expect(try runProgram(obscura, ["status", "--socket", "\(dir)/control.sock"]).stdout.contains("flash: off"))
+        #expect(FileManager.default.fileExists(atPath: "\(dir)/rec/old.mp4"))  // recovered
+        process.terminate()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(log.contains("the board profile wires no GPIO"))
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/control.sock"))
+    }
+
+    @Test func theUnitIsSandboxedToAnExposureOfThreeOrLess() throws {
+        let result = try runProgram("systemd-analyze", ["security", "--offline=true", packageRoot + "/deploy/obscura.service"])
+        let line = try #require((result.stdout + result.stderr).split(separator: "\n").first { $0.contains("Overall exposure level") })
+        let score = try #require(line.split(separator: " ").compactMap { Double($0) }.first)
+        #expect(score <= 3.0, "\(line)")
+    }
+}
