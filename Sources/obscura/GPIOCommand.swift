@@ -6,7 +6,7 @@ struct GPIOCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gpio",
         abstract: "Watch or drive GPIO lines by chip label and line name.",
-        subcommands: [Watch.self, Set.self])
+        subcommands: [Watch.self, Set.self, ButtonCommand.self])
 
     struct Watch: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print edges on an input line.")
@@ -55,6 +55,45 @@ struct GPIOCommand: AsyncParsableCommand {
                 let output = try GPIOLine.output(GPIOLineName(chip: chip, line: line), initialValue: value == 1)
                 if hold > 0 { try await Task.sleep(for: .milliseconds(Int(hold * 1000))) }
                 output.release()
+            }
+        }
+    }
+
+    struct ButtonCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "button", abstract: "Print debounced presses of a button (short and long).")
+        @Option(help: "The chip's label (or gpiochipN name).") var chip: String
+        @Option(help: "The line's name.") var line: String
+        @Option(help: "Stop after this many presses.") var count: Int = 1
+        @Option(help: "Give up after this many seconds.") var timeout: Double = 30
+        @Option(help: "Debounce period in milliseconds.") var debounce: Int = 20
+        @Flag(help: "The button pulls the line low when pressed.") var activeLow = false
+
+        func run() async throws {
+            try await Self.reporting {
+                let button = try Button(GPIOLineName(chip: chip, line: line), activeLow: activeLow, bias: .asIs,
+                                        debounce: .milliseconds(debounce))
+                defer { button.close() }
+                Log.output("ready \(button.name) libgpiod-v\(GPIOLine.libgpiodAPIVersion) debounced-by=\(button.isKernelDebounced ? "kernel" : "software")")
+                let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+                var presses = 0
+                let timer = Task {
+                    try await Task.sleep(until: deadline)
+                    button.close()
+                }
+                defer { timer.cancel() }
+                for await event in button.events {
+                    switch event {
+                    case .pressed(let t):
+                        presses += 1
+                        Log.output("press \(presses) \(t)")
+                    case .released(_, let held): Log.output("release held=\(held)")
+                    case .shortPress: Log.output("short press")
+                    case .longPress: Log.output("long press")
+                    }
+                    if presses >= count, case .released = event { break }
+                }
+                if presses < count { throw UserFacingError("timed out after \(timeout) s with \(presses) of \(count) presses") }
             }
         }
     }

@@ -89,3 +89,64 @@ extension VirtualBoardTests {
     }
 }
 }
+
+extension VirtualBoardTests {
+/// Buttons on gpio-sim: bouncing contacts and spikes, through the Swift
+/// button (software debounce on libgpiod 1.6) and through the shim built
+/// against libgpiod v1 and v2 (the kernel debounces for v2).
+@Suite struct ButtonBoardTests {
+    @Test func chatteringPressesGiveOnePressEachAndSpikesNone() throws {
+        let result = try VirtualBoard.run("""
+            export PATH=$PATH:$(pwd)/board/virtual
+            .build/debug/obscura gpio button --chip obscura-sim --line photo-button --count 20 --timeout 120 > b.out 2>&1 &
+            p=$!
+            for i in $(seq 200); do grep -q ready b.out && break; sleep 0.1; done
+            for i in $(seq 5); do gpio-sim glitch photo-button; sleep 0.1; done
+            for i in $(seq 20); do
+                gpio-sim chatter photo-button 1 $((RANDOM % 6)); sleep 0.1
+                gpio-sim chatter photo-button 0 $((RANDOM % 6)); sleep 0.1
+            done
+            wait $p; echo "status=$?"; cat b.out; rm -f b.out
+            """, timeout: 200)
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.contains("status=0"), "\(result.stdout)\(result.stderr)")
+        #expect(lines.first { $0.hasPrefix("ready") }?.contains("debounced-by=software") == true)
+        #expect(lines.filter { $0.hasPrefix("press ") }.count == 20, "\(result.stdout)")
+        #expect(lines.filter { $0.hasPrefix("release ") }.count == 20)
+    }
+
+    @Test(arguments: [1, 2])
+    func theShimDebouncesInTheKernelWithLibgpiodV2(api: Int) throws {
+        let check = ".build/library-versions/gpio-shim-check-v\(api)"
+        try #require(FileManager.default.isExecutableFile(atPath: packageRoot + "/" + check), "run Tests/check-library-versions first")
+        let result = try VirtualBoard.run("""
+            export PATH=$PATH:$(pwd)/board/virtual
+            \(check) obscura-sim flash-button flash-led 150 10 > c.out 2>&1 &
+            p=$!
+            for i in $(seq 200); do grep -q ready c.out && break; sleep 0.1; done
+            echo "led=$(gpio-sim get flash-led)"
+            for i in $(seq 3); do gpio-sim glitch flash-button; sleep 0.1; done
+            for i in $(seq 10); do
+                gpio-sim chatter flash-button 1 3; sleep 0.1
+                gpio-sim chatter flash-button 0 3; sleep 0.1
+            done
+            wait $p; echo "status=$?"; cat c.out; rm -f c.out
+            """, timeout: 200)
+        let out = result.stdout
+        #expect(out.contains("status=0"), "\(out)\(result.stderr)")
+        #expect(out.contains("led=1"))  // the output line is driven
+        #expect(out.contains("api=\(api) debounced=\(api == 2 ? 1 : 0)"))
+        let counts = out.split(separator: "\n").first { $0.hasPrefix("rising=") }.map { line in
+            line.split(separator: " ").compactMap { $0.split(separator: "=").last.flatMap { Int($0) } }
+        } ?? []
+        #expect(counts.count == 2, "\(out)")
+        if api == 2 {
+            // The kernel's debounce: one edge per press and release, nothing for spikes.
+            #expect(counts == [10, 10], "\(out)")
+        } else {
+            // Raw edges: the bounces come through (the Swift button debounces them).
+            #expect((counts.first ?? 0) > 10, "\(out)")
+        }
+    }
+}
+}
