@@ -27,9 +27,16 @@ extension VirtualBoardTests {
             press flash-button
             sleep 1
             echo "flash-led=$(gpio-sim get flash-led)"
+            # SIGUSR1 starts and stops recording, as with rpicam-vid.
+            systemctl kill --kill-whom=main -s USR1 obscura
+            sleep 3
+            echo "usr1-$(obscura status | grep '^state:' | tr -d ' ')"
+            systemctl kill --kill-whom=main -s USR1 obscura
+            for i in $(seq 100); do [ "$(journalctl -u obscura | grep -c 'recording finished')" -ge 2 ] && break; sleep 0.2; done
+            echo "usr1-again-$(obscura status | grep '^state:' | tr -d ' ')"
             # A kill in the middle of a recording: systemd restarts the service,
             # which recovers the interrupted file.
-            before=$(ls $rec | wc -l)
+            for f in $rec/*; do echo "pre-kill=$f"; done
             press record-button
             sleep 4
             systemctl kill -s KILL obscura
@@ -58,7 +65,13 @@ extension VirtualBoardTests {
         #expect(lines.contains("flash-led=1"))  // auto → on: steady
         #expect(lines.contains("restarts=1 active=active"))
         #expect(out.contains("journal: obscura: recovered an interrupted recording"))
-        let recovered = lines.filter { $0.hasPrefix("after-kill=") && !$0.contains(files.first?.dropFirst(5).split(separator: " ").first ?? "-") }
+        #expect(lines.contains("usr1-state:recording"))
+        #expect(lines.contains("usr1-again-state:idle"))
+        let before = Set(lines.filter { $0.hasPrefix("pre-kill=") }.map { String($0.dropFirst("pre-kill=".count)) })
+        #expect(before.count == 2)  // the button's recording and SIGUSR1's
+        let recovered = lines.filter { line in
+            line.hasPrefix("after-kill=") && !before.contains(String(line.dropFirst("after-kill=".count).split(separator: " ")[0]))
+        }
         #expect(recovered.count == 1, "\(recovered)")
         let killedFrames = recovered.first.flatMap { $0.split(separator: "=").last.flatMap { Int($0) } } ?? 0
         #expect(killedFrames > 40, "the killed recording plays \(killedFrames) frames")

@@ -255,4 +255,30 @@ private func write(_ text: String, _ name: String) -> String {
         let score = try #require(line.split(separator: " ").compactMap { Double($0) }.first)
         #expect(score <= 3.0, "\(line)")
     }
+
+    @Test func theDebianPackageHoldsTheServiceAndDependsOnTheLibrariesItLinks() throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-deb-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let built = try runProgram(packageRoot + "/deploy/build-deb", ["--binary", packageRoot + "/.build/debug/obscura",
+                                                                     "--version", "1.2.3", "--out", out])
+        #expect(built.status == 0, "\(built.stderr)")
+        let deb = built.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(deb.hasSuffix("obscura_1.2.3_amd64.deb"))
+        let depends = try runProgram("dpkg-deb", ["-f", deb, "Depends"]).stdout
+        for package in ["libcamera", "libgpiod", "libavcodec", "libavformat", "libswscale", "libcamera-ipa"] {
+            #expect(depends.contains(package), "Depends: \(depends)")
+        }
+        #expect(!depends.contains("libx264"))  // only what the binary links itself
+        let contents = try runProgram("dpkg-deb", ["-c", deb]).stdout
+        for path in ["./usr/bin/obscura", "./lib/systemd/system/obscura.service", "./usr/lib/sysusers.d/obscura.conf",
+                     "./lib/udev/rules.d/60-obscura-gpio.rules", "./etc/obscura/obscura.toml",
+                     "./usr/share/obscura/profiles/pi4b.toml", "./usr/share/obscura/profiles/virtual.toml"] {
+            #expect(contents.contains(path), "\(path) missing")
+        }
+        let control = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-deb-control-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: control) }
+        #expect(try runProgram("dpkg-deb", ["-e", deb, control]).status == 0)
+        #expect(try String(contentsOfFile: control + "/conffiles", encoding: .utf8) == "/etc/obscura/obscura.toml\n")
+        #expect(try String(contentsOfFile: control + "/postinst", encoding: .utf8).contains("systemd-sysusers"))
+    }
 }
