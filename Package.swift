@@ -28,6 +28,7 @@ let package = Package(
         .target(name: "CCamera", dependencies: ["CLibCamera"]),
         .target(name: "CGPIO", dependencies: ["CLibGPIOD"]),
         .target(name: "CSystem"),
+        .target(name: "CImage", linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("exif"), .linkedLibrary("tiff")]),
 
         // Swift modules.
         .target(name: "ObscuraSystem", dependencies: ["CSystem"]),
@@ -38,15 +39,16 @@ let package = Package(
         .target(name: "ObscuraGPIO", dependencies: ["CGPIO", "ObscuraSystem"]),
         .target(name: "ObscuraCapture", dependencies: ["ObscuraCamera", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraRecording", dependencies: ["ObscuraCapture", "ObscuraEncoding", "ObscuraMuxing", "ObscuraMedia", "ObscuraSystem"]),
-        .target(name: "ObscuraService", dependencies: ["ObscuraCapture", "ObscuraRecording", "ObscuraGPIO", "ObscuraMedia", "ObscuraSystem"]),
+        .target(name: "ObscuraPhoto", dependencies: ["CImage", "ObscuraCapture", "ObscuraMedia", "ObscuraSystem"]),
+        .target(name: "ObscuraService", dependencies: ["ObscuraPhoto", "ObscuraCapture", "ObscuraRecording", "ObscuraGPIO", "ObscuraMedia", "ObscuraSystem"]),
         .executableTarget(name: "obscura", dependencies: [
-            "ObscuraRecording", "ObscuraCapture", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraMedia", "ObscuraService",
+            "ObscuraRecording", "ObscuraCapture", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraMedia", "ObscuraService", "ObscuraPhoto",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "ObscuraTests", dependencies: [
-            "TestSupport", "ObscuraSystem", "ObscuraCapture", "ObscuraRecording", "ObscuraMedia", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraService",
+            "TestSupport", "ObscuraSystem", "ObscuraCapture", "ObscuraRecording", "ObscuraMedia", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraService", "ObscuraPhoto",
         ]),
         .testTarget(name: "BoardTests", dependencies: ["TestSupport"]),
     ],

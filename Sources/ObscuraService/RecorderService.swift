@@ -5,9 +5,14 @@ import ObscuraEncoding
 import ObscuraGPIO
 import ObscuraMedia
 import ObscuraMuxing
+import ObscuraPhoto
 import ObscuraRecording
 import ObscuraSystem
 import Synchronization
+
+public struct PhotoFailure: Error, Sendable {
+    public let message: String
+}
 
 /// What `obscura status` shows.
 public struct ServiceStatus: Sendable, Codable, Equatable {
@@ -42,8 +47,8 @@ public struct ServiceStatus: Sendable, Codable, Equatable {
 ///     │                                   ┌───────┐
 ///     └── no camera / no space ──────────▶│ error │ (LED: fast blink; retried
 ///                                         └───────┘  every two seconds)
-/// photo button / ctl photo: a photo in any state but error (state `photo`
-/// while it is taken, then back); flash button: auto → on → off.
+/// photo button / ctl photo: a photo in any state with a camera (state
+/// `photo` while it is taken, then back; during a recording it stays recording); flash button: auto → on → off.
 /// ```
 public actor RecorderService {
     public enum State: String, Sendable { case starting, idle, recording, photo, error }
@@ -58,6 +63,7 @@ public actor RecorderService {
     private var status = ServiceStatus()
     private var session: CaptureSession?
     private var movie: MovieFileOutput?
+    private var photoOutput: PhotoOutput?
     private var device: CaptureDevice?
     private var recordingTask: Task<Void, Never>?
     private var recordingStarted: ContinuousClock.Instant?
@@ -210,9 +216,12 @@ public actor RecorderService {
             let pixelFormat = offered.contains { $0.pixelFormat == preferred } ? preferred : (offered.first?.pixelFormat ?? preferred)
             let session = CaptureSession(log: log)
             let movie = MovieFileOutput()
+            let photo = PhotoOutput()
+            photo.flash = flash
             session.beginConfiguration()
             try session.addInput(CaptureDeviceInput(device: device))
             try session.addOutput(movie)
+            try session.addOutput(photo)
             if let format = device.format(pixelFormat: pixelFormat, size: size) {
                 try device.withConfigurationLock { try $0.setActiveFormat(format) }
                 try session.setSessionPreset(.inputPriority)
@@ -228,6 +237,7 @@ public actor RecorderService {
             self.device = device
             self.session = session
             self.movie = movie
+            self.photoOutput = photo
             status.camera = device.uniqueID
             if let stream = session.activeConfiguration?.streams.first {
                 log("camera \(device.uniqueID): \(stream.pixelFormat) \(stream.size)")
@@ -333,6 +343,7 @@ public actor RecorderService {
             fail("camera lost: the recording was finalized")
             session = nil
             movie = nil
+            photoOutput = nil
             device = nil
         case .error(let e): fail("recording failed: \(e)")
         }
@@ -344,11 +355,44 @@ public actor RecorderService {
         await task.value
     }
 
-    /// Photos come with the photo output; until then the service says so.
-    public func takePhoto() -> String {
-        let message = "photo is unavailable: this build has no photo output"
-        log(message)
-        return message
+    /// Takes a photo from the running session (zero shutter lag; also while
+    /// recording) into the photos folder. Returns its path.
+    public func takePhoto() async -> Result<String, PhotoFailure> {
+        guard let photoOutput, state != .error || session != nil else {
+            log("cannot take a photo: no camera")
+            return .failure(PhotoFailure(message: "cannot take a photo: no camera"))
+        }
+        let previous = state
+        if previous != .recording { enter(.photo) }
+        defer { if previous != .recording && state == .photo { enter(previous == .starting ? .idle : previous) } }
+        do {
+            let settings = PhotoSettings(jpegQuality: 90, flashMode: flashMode, thumbnailSize: PixelSize(width: 160, height: 120))
+            let photos = try await photoOutput.capturePhoto(with: settings)
+            guard let photo = photos.first else { return .failure(PhotoFailure(message: "the capture gave no photo")) }
+            let formatter = DateFormatter()
+            formatter.dateFormat = "yyyyMMdd-HHmmss"
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            var path = "\(configuration.photosFolder)/obscura-\(formatter.string(from: Date())).jpg"
+            var n = 2
+            while FileManager.default.fileExists(atPath: path) {
+                path = "\(configuration.photosFolder)/obscura-\(formatter.string(from: Date()))-\(n).jpg"
+                n += 1
+            }
+            try photo.fileDataRepresentation().write(to: URL(fileURLWithPath: path + ".partial"))
+            let fd = open(path + ".partial", O_RDONLY)
+            if fd >= 0 { fsync(fd); close(fd) }
+            guard rename(path + ".partial", path) == 0 else {
+                return .failure(PhotoFailure(message: "cannot name \(path): \(String(cString: strerror(errno)))"))
+            }
+            status.photos += 1
+            let lag = photo.resolvedSettings.shutterLag.map { String(format: "%.1f ms", Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1000) } ?? "?"
+            log("photo \(path): \(photo.pixelSize), shutter lag \(lag)\(photo.resolvedSettings.flashWillFire ? ", flash" : "")")
+            return .success(path)
+        } catch {
+            log("photo failed: \(error)")
+            status.lastError = "photo failed: \(error)"
+            return .failure(PhotoFailure(message: "photo failed: \(error)"))
+        }
     }
 
     public func cycleFlash() { setFlash(flashMode.next) }
@@ -459,7 +503,10 @@ public actor RecorderService {
             await toggleRecording()
             return reply(true, state.rawValue, file: currentFile ?? status.lastRecording)
         case ["photo"]:
-            return reply(false, takePhoto())
+            switch await takePhoto() {
+            case .success(let path): return reply(true, "photo taken", file: path)
+            case .failure(let f): return reply(false, f.message)
+            }
         case let w where w.count == 2 && w[0] == "flash":
             guard let mode = FlashMode(rawValue: w[1]) else { return reply(false, "flash takes auto, on or off") }
             setFlash(mode)

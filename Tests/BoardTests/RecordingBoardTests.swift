@@ -100,3 +100,29 @@ extension VirtualBoardTests {
     }
 }
 }
+
+extension VirtualBoardTests {
+/// Photos from vimc (BGR888 frames through libcamera).
+@Suite struct PhotoBoardTests {
+    @Test func aPhotoFromVimcIsAJPEGWithEXIFTakenWithinAFrame() throws {
+        let result = try VirtualBoard.run("""
+            .build/debug/obscura photo --size 640x480 --thumbnail 160x120 --output v.jpg || exit 1
+            exiftool -s -s -s -Make -Model -ImageSize -ThumbnailLength v.jpg
+            djpeg v.jpg | head -c 15 | head -2 | tr '\\n' ' '; echo
+            rm -f v.jpg
+            """)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        let summary = try #require(lines.first { $0.hasPrefix("photo v.jpg") }, "\(result.stdout)")
+        #expect(summary.contains("636x480 JPEG"))
+        let lag = summary.split(separator: ",").first { $0.contains("shutter lag") }
+            .flatMap { Double($0.split(separator: " ")[2]) }
+        // vimc runs at ~26 fps under emulation: one frame is ~40 ms.
+        #expect(lag.map { abs($0) < 45 } == true, "\(summary)")
+        #expect(lines.contains("Obscura"))
+        #expect(lines.contains("platform/vimc.0 Sensor B") || lines.contains { $0.contains("Sensor B") })
+        #expect(lines.contains("636x480"))
+        #expect(lines.contains("P6 636 480 "))
+    }
+}
+}

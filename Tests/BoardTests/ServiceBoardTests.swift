@@ -24,6 +24,13 @@ extension VirtualBoardTests {
                 echo "file=$f frames=$(ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
             done
             press photo-button
+            for i in $(seq 50); do ls /var/lib/obscura/photos/*.jpg >/dev/null 2>&1 && break; sleep 0.2; done
+            for f in /var/lib/obscura/photos/*.jpg; do
+                echo "photo=$f $(exiftool -s -s -s -Make -ImageSize $f | tr '\n' ' ')"
+            done
+            # Only the service's group may use its socket.
+            runuser -u nobody -- .build/debug/obscura status > /dev/null 2>&1; echo "nobody-status=$?"
+            echo "socket=$(stat -c %a:%G /run/obscura/control.sock) dir=$(stat -c %a:%G /run/obscura)"
             press flash-button
             sleep 1
             echo "flash-led=$(gpio-sim get flash-led)"
@@ -61,7 +68,11 @@ extension VirtualBoardTests {
         #expect(files.count == 1, "\(files)")
         let frames = files.first.flatMap { $0.split(separator: "=").last.flatMap { Int($0) } } ?? 0
         #expect(frames > 40, "the button's recording plays \(frames) frames")
-        #expect(out.contains("journal: obscura: photo is unavailable"))
+        let photos = lines.filter { $0.hasPrefix("photo=") }
+        #expect(photos.count == 1 && photos.first?.contains("Obscura 636x480") == true, "\(photos)")
+        #expect(out.contains("journal: obscura: photo /var/lib/obscura/photos/"))
+        #expect(lines.contains("nobody-status=1"))
+        #expect(lines.contains("socket=660:obscura dir=750:obscura"))
         #expect(lines.contains("flash-led=1"))  // auto → on: steady
         #expect(lines.contains("restarts=1 active=active"))
         #expect(out.contains("journal: obscura: recovered an interrupted recording"))

@@ -3,6 +3,7 @@ import Testing
 import TestSupport
 @testable import ObscuraGPIO
 @testable import ObscuraService
+import ObscuraPhoto
 
 @Suite struct DebouncerTests {
     /// A press as a real contact makes it: a burst of 1–6 edges over 0–5 ms

@@ -1,0 +1,374 @@
+import CImage
+import Foundation
+import ObscuraCapture
+import ObscuraMedia
+import ObscuraSystem
+import Synchronization
+
+/// What to capture, like AVFoundation's photo settings.
+public struct PhotoSettings: Sendable, Equatable {
+    private static let counter = Atomic<Int64>(0)
+
+    /// Each settings value gets its own id; resolved settings and photos carry it.
+    public let uniqueID: Int64
+    /// JPEG quality 1–100; nil for no processed photo (RAW only).
+    public var jpegQuality: Int? = 90
+    /// A RAW (Bayer) photo as DNG too; needs a camera with a raw stream.
+    public var rawPixelFormat: PixelFormat?
+    public var flashMode: FlashMode = .off
+    /// An embedded thumbnail of at most this size (EXIF IFD1), or none.
+    public var thumbnailSize: PixelSize?
+    public var maxPhotoDimensions: PixelSize?
+
+    public init(jpegQuality: Int? = 90, rawPixelFormat: PixelFormat? = nil, flashMode: FlashMode = .off,
+                thumbnailSize: PixelSize? = nil) {
+        uniqueID = Self.counter.add(1, ordering: .relaxed).newValue
+        self.jpegQuality = jpegQuality
+        self.rawPixelFormat = rawPixelFormat
+        self.flashMode = flashMode
+        self.thumbnailSize = thumbnailSize
+    }
+}
+
+/// Settings as the output will carry them out.
+public struct ResolvedPhotoSettings: Sendable, Equatable {
+    public let uniqueID: Int64
+    public let photoDimensions: PixelSize
+    public let flashWillFire: Bool
+    /// Photos the capture delivers (processed and RAW, per exposure).
+    public let expectedPhotoCount: Int
+    /// Whether the photo comes from a frame already streaming (no mode
+    /// switch, no wait for a new exposure).
+    public let isZeroShutterLag: Bool
+    /// Trigger → the chosen frame's sensor timestamp (negative: the frame
+    /// began before the trigger); known once the photo is captured.
+    public var shutterLag: Duration?
+}
+
+/// A captured photo, like AVFoundation's: the data for a file, and what the
+/// camera said about it.
+public final class Photo: Sendable {
+    public let resolvedSettings: ResolvedPhotoSettings
+    /// 1-based, in delivery order.
+    public let photoCount: Int
+    public let timestampNanoseconds: UInt64
+    public let metadata: FrameMetadata
+    public let isRawPhoto: Bool
+    public let pixelSize: PixelSize
+    private let data: Data
+
+    init(resolvedSettings: ResolvedPhotoSettings, photoCount: Int, timestampNanoseconds: UInt64, metadata: FrameMetadata,
+         isRawPhoto: Bool, pixelSize: PixelSize, data: Data) {
+        self.resolvedSettings = resolvedSettings
+        self.photoCount = photoCount
+        self.timestampNanoseconds = timestampNanoseconds
+        self.metadata = metadata
+        self.isRawPhoto = isRawPhoto
+        self.pixelSize = pixelSize
+        self.data = data
+    }
+
+    /// JPEG bytes (with EXIF), or DNG bytes for a RAW photo.
+    public func fileDataRepresentation() -> Data { data }
+}
+
+/// Progress of one capture, in this order: will begin (resolved settings),
+/// will capture (the shutter), did capture, did finish processing (once per
+/// photo), did finish capture.
+public protocol PhotoCaptureDelegate: AnyObject, Sendable {
+    func photoOutput(_ output: PhotoOutput, willBeginCaptureFor settings: ResolvedPhotoSettings)
+    func photoOutput(_ output: PhotoOutput, willCapturePhotoFor settings: ResolvedPhotoSettings)
+    func photoOutput(_ output: PhotoOutput, didCapturePhotoFor settings: ResolvedPhotoSettings)
+    func photoOutput(_ output: PhotoOutput, didFinishProcessingPhoto photo: Photo?, error: (any Error)?)
+    func photoOutput(_ output: PhotoOutput, didFinishCaptureFor settings: ResolvedPhotoSettings?, error: (any Error)?)
+}
+
+extension PhotoCaptureDelegate {
+    public func photoOutput(_ output: PhotoOutput, willBeginCaptureFor settings: ResolvedPhotoSettings) {}
+    public func photoOutput(_ output: PhotoOutput, willCapturePhotoFor settings: ResolvedPhotoSettings) {}
+    public func photoOutput(_ output: PhotoOutput, didCapturePhotoFor settings: ResolvedPhotoSettings) {}
+    public func photoOutput(_ output: PhotoOutput, didFinishProcessingPhoto photo: Photo?, error: (any Error)?) {}
+    public func photoOutput(_ output: PhotoOutput, didFinishCaptureFor settings: ResolvedPhotoSettings?, error: (any Error)?) {}
+}
+
+public enum PhotoError: Error, CustomStringConvertible, Equatable {
+    case noFrames(Duration)
+    case noRawStream(available: [PixelFormat])
+    case unsupportedFormat(PixelFormat)
+    case encoder(String)
+    case busy
+
+    public var description: String {
+        switch self {
+        case .noFrames(let d): "the camera delivered no frame within \(d); is the session running?"
+        case .noRawStream(let formats):
+            "the camera offers no RAW stream (its formats: \(formats.map(\.description).joined(separator: ", "))); ask for JPEG only"
+        case .unsupportedFormat(let f): "cannot write a photo from \(f) frames; NV12, YUV420, YUYV, RGB888, BGR888 and XRGB8888 can"
+        case .encoder(let e): e
+        case .busy: "a photo is being captured; wait for it to finish"
+        }
+    }
+}
+
+/// Photos from the running session, like AVFoundation's photo output.
+///
+/// Zero shutter lag: the output always holds the newest frame (one camera
+/// buffer), so a photo — also during a recording — comes from the frame
+/// whose sensor timestamp is closest to the trigger: the one held, or the
+/// next if that is nearer. With the flash the output lights it first and
+/// takes the first frame exposed after that (not zero lag, and it says so).
+public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
+    public let queue = FrameQueue(policy: .latestOnly)
+    public let preferredPixelFormat: PixelFormat? = .nv12
+    /// The flash; nil when the board has none (flash modes then never fire).
+    public var flash: (any FlashUnit)?
+    /// EXIF Make and Model.
+    public var make = "Obscura"
+    public var model = "camera"
+    /// Clockwise rotation of the camera, for the EXIF orientation.
+    public var rotation = 0
+    private let busy = Mutex(false)
+    private let device = Mutex<CaptureDevice?>(nil)
+
+    public init() {}
+
+    public func connected(to device: CaptureDevice?) {
+        self.device.withLock { $0 = device }
+        if let device { model = device.cameraDescription.model.isEmpty ? device.uniqueID : device.cameraDescription.model }
+    }
+
+    /// Captures and reports progress to `delegate` (on the caller's task).
+    public func capturePhoto(with settings: PhotoSettings, delegate: any PhotoCaptureDelegate) async {
+        do {
+            _ = try await capture(settings, delegate: delegate)
+        } catch {
+            // Reported through the delegate already.
+        }
+    }
+
+    /// Captures and returns the photos (processed first, then RAW).
+    public func capturePhoto(with settings: PhotoSettings) async throws -> [Photo] {
+        try await capture(settings, delegate: nil)
+    }
+
+    private func capture(_ settings: PhotoSettings, delegate: (any PhotoCaptureDelegate)?) async throws -> [Photo] {
+        guard busy.withLock({ b in defer { b = true }; return !b }) else {
+            delegate?.photoOutput(self, didFinishCaptureFor: nil, error: PhotoError.busy)
+            throw PhotoError.busy
+        }
+        defer { busy.withLock { $0 = false } }
+        do {
+            if settings.rawPixelFormat != nil {
+                throw PhotoError.noRawStream(available: device.withLock { $0?.formats.map(\.pixelFormat) } ?? [])
+            }
+            let trigger = Syscalls.monotonicNanoseconds()
+            // The frame held now tells the size and whether the scene is dark.
+            guard let held = await nextFrame(timeout: .seconds(2)) else { throw PhotoError.noFrames(.seconds(2)) }
+            let fire = flash.map { $0.shouldFire(settings.flashMode, for: held) } ?? false
+            let expected = (settings.jpegQuality != nil ? 1 : 0)
+            var resolved = ResolvedPhotoSettings(uniqueID: settings.uniqueID, photoDimensions: held.size, flashWillFire: fire,
+                                                 expectedPhotoCount: expected, isZeroShutterLag: !fire, shutterLag: nil)
+            delegate?.photoOutput(self, willBeginCaptureFor: resolved)
+            delegate?.photoOutput(self, willCapturePhotoFor: resolved)
+            let chosen: VideoFrame
+            if fire, let flash {
+                try flash.on()
+                let lit = Syscalls.monotonicNanoseconds()
+                defer { try? flash.off() }
+                var frame: VideoFrame?
+                // The first frame whose exposure began after the flash lit.
+                while frame == nil {
+                    guard let f = await nextFrame(timeout: .seconds(2)) else { throw PhotoError.noFrames(.seconds(2)) }
+                    if f.timestampNanoseconds >= lit { frame = f }
+                }
+                chosen = frame!
+            } else {
+                chosen = await closest(to: trigger, held: held)
+            }
+            resolved.shutterLag = .nanoseconds(Int64(bitPattern: chosen.timestampNanoseconds &- trigger))
+            delegate?.photoOutput(self, didCapturePhotoFor: resolved)
+            var photos: [Photo] = []
+            if let quality = settings.jpegQuality {
+                let data = try jpeg(chosen, quality: quality, settings: settings, flashFired: fire)
+                let photo = Photo(resolvedSettings: resolved, photoCount: photos.count + 1, timestampNanoseconds: chosen.timestampNanoseconds,
+                                  metadata: chosen.metadata, isRawPhoto: false, pixelSize: chosen.size, data: data)
+                photos.append(photo)
+                delegate?.photoOutput(self, didFinishProcessingPhoto: photo, error: nil)
+            }
+            delegate?.photoOutput(self, didFinishCaptureFor: resolved, error: nil)
+            return photos
+        } catch {
+            delegate?.photoOutput(self, didFinishCaptureFor: nil, error: error)
+            throw error
+        }
+    }
+
+    /// The held frame or the next one, whichever is nearer the trigger.
+    private func closest(to trigger: UInt64, held: VideoFrame) async -> VideoFrame {
+        let interval = held.metadata.frameDuration.map { UInt64($0.components.seconds) * 1_000_000_000 + UInt64($0.components.attoseconds / 1_000_000_000) } ?? 33_333_333
+        // A held frame more than half an interval before the trigger: the
+        // next one may be closer.
+        guard trigger > held.timestampNanoseconds, trigger - held.timestampNanoseconds > interval / 2 else { return held }
+        guard let next = await nextFrame(timeout: .nanoseconds(Int64(interval * 3))) else { return held }
+        let before = trigger - held.timestampNanoseconds
+        let after = next.timestampNanoseconds > trigger ? next.timestampNanoseconds - trigger : trigger - next.timestampNanoseconds
+        return after < before ? next : held
+    }
+
+    private func nextFrame(timeout: Duration) async -> VideoFrame? {
+        await withTaskGroup(of: VideoFrame?.self) { group in
+            group.addTask { await self.queue.next() }
+            group.addTask {
+                do {
+                    try await Task.sleep(for: timeout)
+                    self.queue.wake()
+                } catch {}
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+    }
+
+    // MARK: Writing
+
+    static func imageFormat(_ format: PixelFormat) -> Int32? {
+        switch format {
+        case .nv12: Int32(OI_NV12.rawValue)
+        case .yuv420: Int32(OI_YUV420.rawValue)
+        case .yuyv: Int32(OI_YUYV.rawValue)
+        case .bgr888: Int32(OI_RGB24.rawValue)   // DRM BGR888: bytes R, G, B
+        case .rgb888: Int32(OI_BGR24.rawValue)   // DRM RGB888: bytes B, G, R
+        case .xrgb8888: Int32(OI_BGRX32.rawValue)
+        default: nil
+        }
+    }
+
+    static func exifOrientation(rotation: Int) -> UInt32 {
+        switch ((rotation % 360) + 360) % 360 {
+        case 90: 6
+        case 180: 3
+        case 270: 8
+        default: 1
+        }
+    }
+
+    func jpeg(_ frame: VideoFrame, quality: Int, settings: PhotoSettings, flashFired: Bool) throws -> Data {
+        guard let format = Self.imageFormat(frame.format) else { throw PhotoError.unsupportedFormat(frame.format) }
+        let thumbnail = try settings.thumbnailSize.map { try Self.thumbnail(frame, fitting: $0) }
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyy:MM:dd HH:mm:ss"
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        let date = formatter.string(from: Date())
+        let exposure = frame.metadata.exposureTime.map { UInt32(clamping: $0.components.seconds * 1_000_000 + $0.components.attoseconds / 1_000_000_000_000) } ?? 0
+        let gain = (frame.metadata.analogueGain ?? 0) * (frame.metadata.digitalGain ?? 1)
+        let iso = gain > 0 ? UInt32(clamping: Int((gain * 100).rounded())) : 0
+        return try frame.withCPUAccess { planes in
+            var image = oi_image()
+            image.format = format
+            image.width = UInt32(frame.size.width)
+            image.height = UInt32(frame.size.height)
+            withUnsafeMutableBytes(of: &image.planes) { raw in
+                let p = raw.bindMemory(to: UnsafePointer<UInt8>?.self)
+                for (i, plane) in planes.prefix(3).enumerated() { p[i] = plane.base.assumingMemoryBound(to: UInt8.self) }
+            }
+            withUnsafeMutableBytes(of: &image.strides) { raw in
+                let s = raw.bindMemory(to: UInt32.self)
+                for (i, plane) in planes.prefix(3).enumerated() { s[i] = UInt32(plane.stride) }
+            }
+            return try make.withCString { makeC in
+                try model.withCString { modelC in
+                    try "Obscura".withCString { softwareC in
+                        try date.withCString { dateC in
+                            try (thumbnail ?? Data()).withUnsafeBytes { thumb in
+                                var exif = oi_exif(make: makeC, model: modelC, software: softwareC, datetime: dateC,
+                                                   exposure_us: exposure, iso: iso,
+                                                   orientation: Self.exifOrientation(rotation: rotation),
+                                                   flash_fired: flashFired ? 1 : 0,
+                                                   thumbnail: thumbnail == nil ? nil : thumb.bindMemory(to: UInt8.self).baseAddress,
+                                                   thumbnail_length: thumbnail?.count ?? 0)
+                                return try Self.encode(&image, quality: quality, exif: &exif)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    static func encode(_ image: inout oi_image, quality: Int, exif: UnsafeMutablePointer<oi_exif>?) throws -> Data {
+        var out: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        var err = [CChar](repeating: 0, count: 256)
+        let rc = oi_jpeg_encode(&image, Int32(max(1, min(100, quality))), exif, &out, &length, &err, err.count)
+        guard rc == 0, let out else {
+            throw PhotoError.encoder(err.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
+        }
+        defer { oi_free(out) }
+        return Data(bytes: out, count: length)
+    }
+
+    /// A small JPEG of the frame (nearest neighbour into RGB), for EXIF IFD1.
+    static func thumbnail(_ frame: VideoFrame, fitting box: PixelSize) throws -> Data {
+        let scale = min(Double(box.width) / Double(frame.size.width), Double(box.height) / Double(frame.size.height), 1)
+        let w = max(8, Int(Double(frame.size.width) * scale)), h = max(8, Int(Double(frame.size.height) * scale))
+        var rgb = [UInt8](repeating: 0, count: w * h * 3)
+        frame.withCPUAccess { planes in
+            for y in 0..<h {
+                let sy = y * frame.size.height / h
+                for x in 0..<w {
+                    let sx = x * frame.size.width / w
+                    let (r, g, b) = Self.sample(frame.format, planes, sx, sy)
+                    rgb[(y * w + x) * 3] = r
+                    rgb[(y * w + x) * 3 + 1] = g
+                    rgb[(y * w + x) * 3 + 2] = b
+                }
+            }
+        }
+        return try rgb.withUnsafeBufferPointer { buffer in
+            var image = oi_image()
+            image.format = Int32(OI_RGB24.rawValue)
+            image.width = UInt32(w)
+            image.height = UInt32(h)
+            image.planes.0 = buffer.baseAddress
+            image.strides.0 = UInt32(w * 3)
+            return try encode(&image, quality: 75, exif: nil)
+        }
+    }
+
+    /// One pixel as RGB (BT.601, limited range for YUV).
+    static func sample(_ format: PixelFormat, _ planes: [FramePlane], _ x: Int, _ y: Int) -> (UInt8, UInt8, UInt8) {
+        func byte(_ p: Int, _ offset: Int) -> Int { Int(planes[p].base.load(fromByteOffset: offset, as: UInt8.self)) }
+        var yy = 0, u = 128, v = 128
+        switch format {
+        case .nv12:
+            yy = byte(0, y * planes[0].stride + x)
+            u = byte(1, (y / 2) * planes[1].stride + (x / 2) * 2)
+            v = byte(1, (y / 2) * planes[1].stride + (x / 2) * 2 + 1)
+        case .yuv420:
+            yy = byte(0, y * planes[0].stride + x)
+            u = byte(1, (y / 2) * planes[1].stride + x / 2)
+            v = byte(2, (y / 2) * planes[2].stride + x / 2)
+        case .yuyv:
+            let base = y * planes[0].stride + (x / 2) * 4
+            yy = byte(0, base + (x % 2) * 2)
+            u = byte(0, base + 1)
+            v = byte(0, base + 3)
+        case .bgr888:
+            let o = y * planes[0].stride + x * 3
+            return (UInt8(byte(0, o)), UInt8(byte(0, o + 1)), UInt8(byte(0, o + 2)))
+        case .rgb888:
+            let o = y * planes[0].stride + x * 3
+            return (UInt8(byte(0, o + 2)), UInt8(byte(0, o + 1)), UInt8(byte(0, o)))
+        case .xrgb8888:
+            let o = y * planes[0].stride + x * 4
+            return (UInt8(byte(0, o + 2)), UInt8(byte(0, o + 1)), UInt8(byte(0, o)))
+        default:
+            return (0, 0, 0)
+        }
+        let c = Double(yy - 16) * 1.164, d = Double(u - 128), e = Double(v - 128)
+        func clamp(_ value: Double) -> UInt8 { UInt8(max(0, min(255, value.rounded()))) }
+        return (clamp(c + 1.596 * e), clamp(c - 0.392 * d - 0.813 * e), clamp(c + 2.017 * d))
+    }
+}
