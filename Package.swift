@@ -28,6 +28,7 @@ let package = Package(
         .target(name: "CCamera", dependencies: ["CLibCamera"]),
         .target(name: "CGPIO", dependencies: ["CLibGPIOD"]),
         .target(name: "CSystem"),
+        .target(name: "CV4L2"),
         .target(name: "CImage", linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("exif"), .linkedLibrary("tiff")]),
 
         // Swift modules.
@@ -39,7 +40,7 @@ let package = Package(
         .target(name: "ObscuraGPIO", dependencies: ["CGPIO", "ObscuraSystem"]),
         .target(name: "ObscuraCapture", dependencies: ["ObscuraCamera", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraRecording", dependencies: ["ObscuraCapture", "ObscuraEncoding", "ObscuraMuxing", "ObscuraMedia", "ObscuraSystem"]),
-        .target(name: "ObscuraPhoto", dependencies: ["CImage", "ObscuraCapture", "ObscuraMedia", "ObscuraSystem"]),
+        .target(name: "ObscuraPhoto", dependencies: ["CImage", "CV4L2", "ObscuraCapture", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraService", dependencies: ["ObscuraPhoto", "ObscuraCapture", "ObscuraRecording", "ObscuraGPIO", "ObscuraMedia", "ObscuraSystem"]),
         .executableTarget(name: "obscura", dependencies: [
             "ObscuraRecording", "ObscuraCapture", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraMedia", "ObscuraService", "ObscuraPhoto",

@@ -100,3 +100,74 @@ private final class Recorder: PhotoCaptureDelegate, @unchecked Sendable {
         try session.stopRunning()
     }
 }
+
+@Suite struct DNGTests {
+    /// A Bayer image whose colours are known: red, green and blue quadrants.
+    private func quadrants(bits: Int, pattern: String) -> RawImage {
+        let w = 128, h = 96
+        let bytes = bits > 8 ? 2 : 1
+        var data = Data(count: w * h * bytes)
+        let white = (1 << bits) - 1
+        let colours: [Character: Int] = ["R": 0, "G": 1, "B": 2]
+        let order = pattern.map { colours[$0]! }
+        for y in 0..<h {
+            for x in 0..<w {
+                // Left half red, right half blue, bottom half green.
+                let wanted = y >= h / 2 ? 1 : (x < w / 2 ? 0 : 2)
+                let colour = order[(y % 2) * 2 + x % 2]
+                let value = colour == wanted ? white * 3 / 4 : white / 16
+                if bytes == 1 {
+                    data[y * w + x] = UInt8(value)
+                } else {
+                    data[(y * w + x) * 2] = UInt8(value & 0xff)
+                    data[(y * w + x) * 2 + 1] = UInt8(value >> 8)
+                }
+            }
+        }
+        return RawImage(size: PixelSize(width: w, height: h), bitsPerSample: bits, pattern: pattern, data: data, bytesPerLine: w * bytes)
+    }
+
+    @Test(arguments: [(8, "GRBG"), (10, "RGGB"), (12, "BGGR")])
+    func independentReadersSeeTheSizePatternAndDepth(bits: Int, pattern: String) throws {
+        let raw = quadrants(bits: bits, pattern: pattern)
+        let file = scratch("raw-\(bits)-\(pattern).dng")
+        try DNGWriter.data(for: raw, model: "Test sensor").write(to: URL(fileURLWithPath: file))
+        let identify = try runProgram("raw-identify", ["-v", file])
+        #expect(identify.status == 0, "\(identify.stderr)")
+        let text = identify.stdout
+        #expect(text.contains("Camera: Obscura Test sensor"), "\(text)")
+        #expect(text.contains("Full size:    128 x 96"), "\(text)")
+        #expect(text.contains("Filter pattern: \(pattern)"), "\(text)")
+        let exif = try runProgram("exiftool", ["-s", "-SubIFD:BitsPerSample", "-CFAPattern", "-SubIFD:WhiteLevel",
+                                               "-DNGVersion", "-IFD0:ImageWidth", file]).stdout
+        #expect(exif.contains("BitsPerSample                   : \(bits > 8 ? 16 : 8)"), "\(exif)")
+        #expect(exif.contains("WhiteLevel                      : \((1 << bits) - 1)"))
+        #expect(exif.contains("DNGVersion                      : 1.4.0.0"))
+        #expect(exif.contains("ImageWidth                      : 64"))  // the RGB preview in IFD0
+        let cfa = pattern.map { ["R": "Red", "G": "Green", "B": "Blue"][String($0)]! }
+        #expect(exif.contains("CFAPattern                      : [\(cfa[0]),\(cfa[1])][\(cfa[2]),\(cfa[3])]"), "\(exif)")
+    }
+
+    @Test func theDemosaickedColoursAreWhereTheyWereShot() throws {
+        // libraw develops the DNG (dcraw_emu -> PPM): red top-left, blue top-right, green below.
+        let raw = quadrants(bits: 10, pattern: "GRBG")
+        let file = scratch("colours.dng")
+        try DNGWriter.data(for: raw).write(to: URL(fileURLWithPath: file))
+        let developed = try runProgram("dcraw_emu", ["-w", "-o", "0", "-4", "-T", "-Z", file + ".tiff", file])
+        try #require(developed.status == 0, "\(developed.stderr)")
+        let tiff = try runProgram("exiftool", ["-s", "-s", "-s", "-ImageSize", file + ".tiff"]).stdout
+        #expect(tiff.contains("128x96"))
+        let ppm = try runProgram("dcraw_emu", ["-w", "-o", "0", "-Z", file + ".ppm", file])
+        try #require(ppm.status == 0, "\(ppm.stderr)")
+        let image = try Data(contentsOf: URL(fileURLWithPath: file + ".ppm"))
+        let pixels = image.suffix(128 * 96 * 3)
+        func pixel(_ x: Int, _ y: Int) -> (Int, Int, Int) {
+            let o = pixels.startIndex + (y * 128 + x) * 3
+            return (Int(pixels[o]), Int(pixels[o + 1]), Int(pixels[o + 2]))
+        }
+        let red = pixel(20, 20), blue = pixel(100, 20), green = pixel(64, 80)
+        #expect(red.0 > red.1 * 2 && red.0 > red.2 * 2, "top-left \(red)")
+        #expect(blue.2 > blue.0 * 2 && blue.2 > blue.1 * 2, "top-right \(blue)")
+        #expect(green.1 > green.0 * 2 && green.1 > green.2 * 2, "bottom \(green)")
+    }
+}

@@ -1,0 +1,33 @@
+import ArgumentParser
+import Foundation
+import ObscuraMedia
+import ObscuraPhoto
+
+struct DNGCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dng",
+        abstract: "Capture one raw (Bayer) frame from a V4L2 node and write it as DNG.",
+        discussion: """
+        For sensors whose raw frames libcamera does not offer (vimc's \
+        "Raw Capture 0"). The node's format must match its sensor's (set it \
+        with media-ctl). Prints the size, pattern and file.
+        """)
+
+    @Option(help: "The V4L2 node's name, e.g. \"Raw Capture 0\".") var node: String
+    @Option(help: "Bayer pattern: RGGB, GRBG, GBRG, BGGR.") var pattern: String
+    @Option(help: "Bits per sample: 8 or 10.") var bits: Int = 8
+    @Option(help: "Frame size, e.g. 640x480.") var size: String
+    @Option(help: "Output file (.dng).") var output: String
+    @Flag(help: "Leave out the RGB preview.") var noPreview = false
+
+    func run() async throws {
+        try await Self.reporting {
+            guard let frameSize = PixelSize(parsing: size) else { throw UserFacingError("cannot read size \"\(size)\"; write WIDTHxHEIGHT") }
+            let raw = try RawNode.capture(node: node, pattern: pattern, bits: bits, size: frameSize)
+            let data = try DNGWriter.data(for: raw, model: node, previewWidth: noPreview ? nil : 256)
+            try data.write(to: URL(fileURLWithPath: output + ".partial"))
+            guard rename(output + ".partial", output) == 0 else { throw UserFacingError("cannot rename \(output).partial to \(output)") }
+            Log.output("dng \(output): \(raw.size) \(raw.pattern) \(raw.bitsPerSample)-bit, \(data.count / 1024) KiB")
+        }
+    }
+}
