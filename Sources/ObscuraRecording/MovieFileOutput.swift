@@ -535,19 +535,23 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
                 events.yield(.progress(progress))
             }
         }
-        // Finish what was recorded, whatever ended it, so nothing is lost.
-        if let encoder, writer != nil {
+        // Finish what was recorded, whatever ended it, so nothing is lost:
+        // frames still inside the encoder come out now (and open the file if
+        // none had come out yet, e.g. a camera that delivered only a few).
+        if let encoder {
             do {
                 for packet in try encoder.finish() {
                     try write(packet, encoder: encoder)
                 }
-                progress.bytes = bytesBefore + writer!.bytesWritten
-                try writer!.finish()
+                if let writer {
+                    progress.bytes = bytesBefore + writer.bytesWritten
+                    try writer.finish()
+                }
             } catch {
                 if reason == .stopped || reason == .maximumDurationReached {
                     reason = Self.isDiskFull(error) ? .diskFull : .error("\(error)")
                 }
-                writer!.closeKeepingFragments()
+                writer?.closeKeepingFragments()
             }
         }
         publish()

@@ -124,7 +124,9 @@ private func path(_ name: String) -> String {
         let (reason, progress) = try #require(await finish(events))
         try session.stopRunning()
         #expect(reason == .stopped)
-        #expect(progress.skippedFrames == 0)  // frames left out while paused are not camera skips
+        // Frames left out while paused (about 30) are not camera skips; a
+        // loaded machine may make the camera skip a few on its own.
+        #expect(progress.skippedFrames < 10, "\(progress.skippedFrames) skipped")
         let video = try ProbedVideo.read(file)
         #expect(video.frameCount == progress.frames)
         #expect(video.isMonotonic)
@@ -132,7 +134,8 @@ private func path(_ name: String) -> String {
         let median = gaps.sorted()[gaps.count / 2]
         // The pause is gone: no step is much longer than the usual one, and the
         // file is as long as the time recorded minus the time paused.
-        #expect(try #require(gaps.max()) < median * 3 + 0.02, "largest step \(gaps.max()!) s, usual \(median) s")
+        let allowed = median * Double(3 + progress.skippedFrames) + 0.02  // a skipped frame is a longer step
+        #expect(try #require(gaps.max()) < allowed, "largest step \(gaps.max()!) s, usual \(median) s")
         let length = try #require(video.frameTimes.last)
         #expect(length < expected + 0.3 && length > expected - 0.6, "file \(length) s, recorded \(expected) s")
     }
