@@ -203,6 +203,10 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
             let fast = if case .asFastAsBuffersReturn = pacing { true } else { false }
             if fast && (!running || free.count < 3) { return nil }
             sequence &+= 1
+            if !pendingControls.isEmpty {
+                for (name, values, due) in pendingControls where due <= sequence { controls[name] = values }
+                pendingControls.removeAll { $0.2 <= sequence }
+            }
             guard let index = free.popLast() else {
                 skippedFrames += 1
                 return nil
@@ -263,8 +267,23 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
         guard cameraDescription.controls.contains(where: { $0.name == name }) else {
             throw ShimError(message: "the camera has no control \(name)", code: ENOENT)
         }
-        lock.withLock { _ in controls[name] = values }
+        lock.withLock { _ in
+            if latency > 0 {
+                pendingControls.append((name, values, sequence &+ UInt32(latency)))
+            } else {
+                controls[name] = values
+            }
+        }
     }
+
+    /// Frames before a control set now shows in the frames and their
+    /// metadata (a real sensor's pipeline delay, typically two or three).
+    public var controlLatencyFrames: Int {
+        get { lock.withLock { _ in latency } }
+        set { lock.withLock { _ in latency = newValue } }
+    }
+    private var latency = 0
+    private var pendingControls: [(String, [Double], UInt32)] = []
 
     public func close() {
         try? stop()

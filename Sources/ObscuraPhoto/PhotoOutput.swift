@@ -19,6 +19,10 @@ public struct PhotoSettings: Sendable, Equatable {
     /// An embedded thumbnail of at most this size (EXIF IFD1), or none.
     public var thumbnailSize: PixelSize?
     public var maxPhotoDimensions: PixelSize?
+    /// A bracketed capture: one exposure per shot, in order (empty: one shot
+    /// as the camera is set). At most the output's
+    /// `maxBracketedCapturePhotoCount`.
+    public var bracket: [BracketShot] = []
 
     public init(jpegQuality: Int? = 90, rawPixelFormat: PixelFormat? = nil, flashMode: FlashMode = .off,
                 thumbnailSize: PixelSize? = nil) {
@@ -27,6 +31,21 @@ public struct PhotoSettings: Sendable, Equatable {
         self.rawPixelFormat = rawPixelFormat
         self.flashMode = flashMode
         self.thumbnailSize = thumbnailSize
+    }
+}
+
+/// One exposure of a bracketed capture.
+public enum BracketShot: Sendable, Equatable, CustomStringConvertible {
+    /// Auto exposure biased by this many EV (ExposureValue).
+    case exposureBias(Double)
+    /// A fixed exposure time and ISO (100 × analogue gain).
+    case manual(exposure: Duration, iso: Double)
+
+    public var description: String {
+        switch self {
+        case .exposureBias(let ev): String(format: "%+.1f EV", ev)
+        case .manual(let t, let iso): String(format: "%.2f ms ISO %.0f", t.seconds * 1000, iso)
+        }
     }
 }
 
@@ -97,6 +116,9 @@ public enum PhotoError: Error, CustomStringConvertible, Equatable {
     case unsupportedFormat(PixelFormat)
     case encoder(String)
     case busy
+    case bracketTooLong(Int, maximum: Int)
+    case bracketUnsupported(String)
+    case exposureNotApplied(BracketShot, frames: Int)
 
     public var description: String {
         switch self {
@@ -106,6 +128,10 @@ public enum PhotoError: Error, CustomStringConvertible, Equatable {
         case .unsupportedFormat(let f): "cannot write a photo from \(f) frames; NV12, YUV420, YUYV, RGB888, BGR888 and XRGB8888 can"
         case .encoder(let e): e
         case .busy: "a photo is being captured; wait for it to finish"
+        case .bracketTooLong(let n, let max): "a bracket of \(n) shots is more than this output takes (\(max))"
+        case .bracketUnsupported(let why): why
+        case .exposureNotApplied(let shot, let frames):
+            "the camera did not apply \(shot) within \(frames) frames (its metadata never showed it)"
         }
     }
 }
@@ -127,6 +153,8 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
     public var model = "camera"
     /// Clockwise rotation of the camera, for the EXIF orientation.
     public var rotation = 0
+    /// The most shots a bracketed capture may have.
+    public var maxBracketedCapturePhotoCount = 5
     private let busy = Mutex(false)
     private let device = Mutex<CaptureDevice?>(nil)
 
@@ -160,6 +188,9 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
         do {
             if settings.rawPixelFormat != nil {
                 throw PhotoError.noRawStream(available: device.withLock { $0?.formats.map(\.pixelFormat) } ?? [])
+            }
+            if !settings.bracket.isEmpty {
+                return try await captureBracket(settings, delegate: delegate)
             }
             let trigger = Syscalls.monotonicNanoseconds()
             // The frame held now tells the size and whether the scene is dark.
@@ -200,6 +231,90 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
         } catch {
             delegate?.photoOutput(self, didFinishCaptureFor: nil, error: error)
             throw error
+        }
+    }
+
+    /// A bracketed capture: each shot's exposure is set on the camera, and
+    /// its photo comes from the first frame whose metadata shows that
+    /// exposure applied (controls take effect some frames later) — never
+    /// after a fixed sleep. The camera's exposure is restored afterwards.
+    private func captureBracket(_ settings: PhotoSettings, delegate: (any PhotoCaptureDelegate)?) async throws -> [Photo] {
+        guard settings.bracket.count <= maxBracketedCapturePhotoCount else {
+            throw PhotoError.bracketTooLong(settings.bracket.count, maximum: maxBracketedCapturePhotoCount)
+        }
+        guard let device = device.withLock({ $0 }) else { throw PhotoError.noFrames(.zero) }
+        for shot in settings.bracket {
+            switch shot {
+            case .exposureBias:
+                guard device.isExposureTargetBiasSupported else {
+                    throw PhotoError.bracketUnsupported("an exposure-bias bracket needs the ExposureValue control, which \(device.uniqueID) lacks")
+                }
+            case .manual:
+                guard device.isExposureModeSupported(.custom) else {
+                    throw PhotoError.bracketUnsupported("a manual bracket needs ExposureTime and AnalogueGain controls, which \(device.uniqueID) lacks")
+                }
+            }
+        }
+        guard let first = await nextFrame(timeout: .seconds(2)) else { throw PhotoError.noFrames(.seconds(2)) }
+        let perShot = settings.jpegQuality != nil ? 1 : 0
+        var resolved = ResolvedPhotoSettings(uniqueID: settings.uniqueID, photoDimensions: first.size, flashWillFire: false,
+                                             expectedPhotoCount: perShot * settings.bracket.count, isZeroShutterLag: false, shutterLag: nil)
+        delegate?.photoOutput(self, willBeginCaptureFor: resolved)
+        delegate?.photoOutput(self, willCapturePhotoFor: resolved)
+        let trigger = Syscalls.monotonicNanoseconds()
+        let previousMode = device.exposureMode ?? .continuousAutoExposure
+        defer {
+            try? device.withConfigurationLock { d in
+                if settings.bracket.contains(where: { if case .exposureBias = $0 { true } else { false } }) {
+                    try d.setExposureTargetBias(0)
+                }
+                if settings.bracket.contains(where: { if case .manual = $0 { true } else { false } }),
+                   d.isExposureModeSupported(previousMode == .custom ? .continuousAutoExposure : previousMode) {
+                    try d.setExposureMode(previousMode == .custom ? .continuousAutoExposure : previousMode)
+                }
+            }
+        }
+        var photos: [Photo] = []
+        for (index, shot) in settings.bracket.enumerated() {
+            try device.withConfigurationLock { d in
+                switch shot {
+                case .exposureBias(let ev): try d.setExposureTargetBias(ev)
+                case .manual(let t, let iso): try d.setExposureModeCustom(duration: t, iso: iso)
+                }
+            }
+            var frame: VideoFrame?
+            for _ in 0..<30 {
+                guard let f = await nextFrame(timeout: .seconds(2)) else { throw PhotoError.noFrames(.seconds(2)) }
+                if Self.shows(shot, f.metadata) {
+                    frame = f
+                    break
+                }
+            }
+            guard let chosen = frame else { throw PhotoError.exposureNotApplied(shot, frames: 30) }
+            if index == 0 { resolved.shutterLag = .nanoseconds(Int64(bitPattern: chosen.timestampNanoseconds &- trigger)) }
+            if index == settings.bracket.count - 1 { delegate?.photoOutput(self, didCapturePhotoFor: resolved) }
+            if let quality = settings.jpegQuality {
+                let data = try jpeg(chosen, quality: quality, settings: settings, flashFired: false)
+                let photo = Photo(resolvedSettings: resolved, photoCount: photos.count + 1, timestampNanoseconds: chosen.timestampNanoseconds,
+                                  metadata: chosen.metadata, isRawPhoto: false, pixelSize: chosen.size, data: data)
+                photos.append(photo)
+                delegate?.photoOutput(self, didFinishProcessingPhoto: photo, error: nil)
+            }
+        }
+        delegate?.photoOutput(self, didFinishCaptureFor: resolved, error: nil)
+        return photos
+    }
+
+    /// Whether a frame's metadata shows the shot's exposure applied.
+    static func shows(_ shot: BracketShot, _ metadata: FrameMetadata) -> Bool {
+        switch shot {
+        case .exposureBias(let ev):
+            guard let reported = metadata.values["ExposureValue"]?.first else { return false }
+            return abs(reported - ev) < 0.01
+        case .manual(let t, let iso):
+            guard let time = metadata.exposureTime, let gain = metadata.analogueGain else { return false }
+            let wanted = t.seconds
+            return abs(time.seconds - wanted) <= wanted * 0.02 + 2e-6 && abs(gain - iso / 100) <= iso / 100 * 0.02
         }
     }
 

@@ -21,6 +21,8 @@ struct PhotoCommand: AsyncParsableCommand {
     @Option(help: "JPEG quality, 1–100.") var quality: Int = 90
     @Option(help: "Embedded thumbnail size, e.g. 160x120; none without.") var thumbnail: String?
     @Option(help: "Seconds the camera runs before the photo (exposure settles).") var warmUp: Double = 0.5
+    @Option(help: "An exposure-bias bracket in EV, e.g. -2,0,2 (files NAME-1.jpg, NAME-2.jpg, …).") var bracketEv: String?
+    @Option(help: "A manual bracket of milliseconds:ISO shots, e.g. 5:100,10:200,20:400.") var bracketManual: String?
 
     func run() async throws {
         try await Self.reporting {
@@ -45,13 +47,39 @@ struct PhotoCommand: AsyncParsableCommand {
             try session.startRunning()
             defer { try? session.stopRunning() }
             try await Task.sleep(for: .milliseconds(Int(warmUp * 1000)))
-            let photos = try await photoOutput.capturePhoto(with: PhotoSettings(jpegQuality: quality, thumbnailSize: thumbSize))
-            guard let photo = photos.first else { throw UserFacingError("the capture gave no photo") }
-            let data = photo.fileDataRepresentation()
-            try data.write(to: URL(fileURLWithPath: output + ".partial"))
-            guard rename(output + ".partial", output) == 0 else { throw UserFacingError("cannot rename \(output).partial to \(output)") }
-            let lag = photo.resolvedSettings.shutterLag.map { String(format: "%.1f ms", $0.seconds * 1000) } ?? "?"
-            Log.output("photo \(output): \(photo.pixelSize) JPEG, \(data.count / 1024) KiB, shutter lag \(lag)")
+            var settings = PhotoSettings(jpegQuality: quality, thumbnailSize: thumbSize)
+            if let bracketEv {
+                settings.bracket = try bracketEv.split(separator: ",").map {
+                    guard let ev = Double($0.trimmingCharacters(in: .whitespaces)) else {
+                        throw UserFacingError("cannot read \"\($0)\" in --bracket-ev; write EV values like -2,0,2")
+                    }
+                    return .exposureBias(ev)
+                }
+            }
+            if let bracketManual {
+                settings.bracket = try bracketManual.split(separator: ",").map {
+                    let parts = $0.split(separator: ":")
+                    guard parts.count == 2, let ms = Double(parts[0]), let iso = Double(parts[1]) else {
+                        throw UserFacingError("cannot read \"\($0)\" in --bracket-manual; write milliseconds:ISO like 10:200")
+                    }
+                    return .manual(exposure: .microseconds(Int64(ms * 1000)), iso: iso)
+                }
+            }
+            let photos = try await photoOutput.capturePhoto(with: settings)
+            guard !photos.isEmpty else { throw UserFacingError("the capture gave no photo") }
+            for photo in photos {
+                var name = output
+                if photos.count > 1 {
+                    let ext = (output as NSString).pathExtension
+                    name = (output as NSString).deletingPathExtension + "-\(photo.photoCount)" + (ext.isEmpty ? "" : "." + ext)
+                }
+                let data = photo.fileDataRepresentation()
+                try data.write(to: URL(fileURLWithPath: name + ".partial"))
+                guard rename(name + ".partial", name) == 0 else { throw UserFacingError("cannot rename \(name).partial to \(name)") }
+                let lag = photo.resolvedSettings.shutterLag.map { String(format: "%.1f ms", $0.seconds * 1000) } ?? "?"
+                let shot = settings.bracket.isEmpty ? "" : ", \(settings.bracket[photo.photoCount - 1])"
+                Log.output("photo \(name): \(photo.pixelSize) JPEG, \(data.count / 1024) KiB, shutter lag \(lag)\(shot)")
+            }
         }
     }
 }

@@ -6,8 +6,9 @@ import TestSupport
 @testable import ObscuraMedia
 @testable import ObscuraPhoto
 
-private func photoSession(_ output: PhotoOutput, format: PixelFormat = .nv12) throws -> CaptureSession {
+private func photoSession(_ output: PhotoOutput, format: PixelFormat = .nv12, controlLatency: Int = 0) throws -> CaptureSession {
     let camera = SyntheticCamera(formats: [format])
+    camera.controlLatencyFrames = controlLatency
     let device = CaptureDevice(source: camera)
     let session = CaptureSession()
     session.beginConfiguration()
@@ -169,5 +170,53 @@ private final class Recorder: PhotoCaptureDelegate, @unchecked Sendable {
         #expect(red.0 > red.1 * 2 && red.0 > red.2 * 2, "top-left \(red)")
         #expect(blue.2 > blue.0 * 2 && blue.2 > blue.1 * 2, "top-right \(blue)")
         #expect(green.1 > green.0 * 2 && green.1 > green.2 * 2, "bottom \(green)")
+    }
+}
+
+@Suite(.serialized) struct BracketTests {
+    @Test func aManualBracketWaitsForEachExposureAndWritesItInTheEXIF() async throws {
+        let output = PhotoOutput()
+        // Controls show three frames after they are set, as on a real sensor.
+        let session = try photoSession(output, controlLatency: 3)
+        try session.startRunning()
+        let recorder = Recorder()
+        var settings = PhotoSettings(jpegQuality: 80)
+        settings.bracket = [.manual(exposure: .milliseconds(5), iso: 100), .manual(exposure: .milliseconds(10), iso: 200),
+                            .manual(exposure: .milliseconds(20), iso: 400)]
+        await output.capturePhoto(with: settings, delegate: recorder)
+        let calls = recorder.calls.withLock { $0 }
+        #expect(calls == ["willBegin", "willCapture", "didFinishProcessing", "didFinishProcessing", "didCapture",
+                          "didFinishProcessing", "didFinishCapture"], "\(calls)")
+        let photos = recorder.photos.withLock { $0 }
+        #expect(photos.map(\.photoCount) == [1, 2, 3])
+        #expect(photos.allSatisfy { $0.resolvedSettings.expectedPhotoCount == 3 })
+        var previous: UInt64 = 0
+        for (photo, (exposure, iso)) in zip(photos, [("1/200", "100"), ("1/100", "200"), ("1/50", "400")]) {
+            // Each from its own frame, at least the latency after the previous.
+            #expect(photo.timestampNanoseconds > previous + (previous == 0 ? 0 : 2 * 33_000_000))
+            previous = photo.timestampNanoseconds
+            let file = scratch("bracket-\(photo.photoCount).jpg")
+            try photo.fileDataRepresentation().write(to: URL(fileURLWithPath: file))
+            let exif = try runProgram("exiftool", ["-s", "-s", "-s", "-ExposureTime", "-ISO", file]).stdout
+            #expect(exif == "\(exposure)\n\(iso)\n", "shot \(photo.photoCount): \(exif)")
+        }
+        try session.stopRunning()
+    }
+
+    @Test func aBiasBracketIsRestoredAfterwardsAndLimitsAreChecked() async throws {
+        let output = PhotoOutput()
+        output.maxBracketedCapturePhotoCount = 3
+        let session = try photoSession(output)
+        try session.startRunning()
+        var settings = PhotoSettings()
+        settings.bracket = [.exposureBias(-2), .exposureBias(0), .exposureBias(2)]
+        let photos = try await output.capturePhoto(with: settings)
+        #expect(photos.map { $0.metadata.values["ExposureValue"]?.first } == [-2, 0, 2])
+        // The bias goes back to 0 for what follows.
+        let after = try await output.capturePhoto(with: PhotoSettings())
+        #expect(after.first?.metadata.values["ExposureValue"]?.first == 0)
+        settings.bracket.append(.exposureBias(1))
+        await #expect(throws: PhotoError.bracketTooLong(4, maximum: 3)) { _ = try await output.capturePhoto(with: settings) }
+        try session.stopRunning()
     }
 }
