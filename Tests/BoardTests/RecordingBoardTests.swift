@@ -126,3 +126,31 @@ extension VirtualBoardTests {
     }
 }
 }
+
+extension VirtualBoardTests {
+/// RAW: vimc through libcamera has no raw stream, so the DNG writer is proven
+/// on real Bayer frames from vimc's "Raw Capture 0" V4L2 node.
+@Suite struct RawBoardTests {
+    @Test func aBayerFrameFromVimcBecomesADNGThatLibrawAndExiftoolRead() throws {
+        let result = try VirtualBoard.run("""
+            for m in /dev/media*; do media-ctl -d $m -p 2>/dev/null | grep -q '"Sensor A"' && dev=$m; done
+            media-ctl -d $dev -V '"Sensor A":0[fmt:SGRBG8_1X8/640x480]' || exit 1
+            media-ctl -d $dev -l '"Sensor A":0->"Raw Capture 0":0[1]' 2>/dev/null
+            .build/debug/obscura dng --node "Raw Capture 0" --pattern GRBG --size 640x480 --output v.dng || exit 1
+            raw-identify -v v.dng | grep -E "^(Camera|Full size|Filter pattern)"
+            exiftool -s -s -s -SubIFD:BitsPerSample -CFAPattern -SubIFD:WhiteLevel v.dng
+            dcraw_emu -w -Z v.ppm v.dng && head -c 15 v.ppm | tr '\\n' ' '; echo
+            rm -f v.dng v.ppm
+            """)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let out = result.stdout
+        #expect(out.contains("dng v.dng: 640x480 GRBG 8-bit"), "\(out)\(result.stderr)")
+        #expect(out.contains("Camera: Obscura Raw Capture 0"))
+        #expect(out.contains("Full size:    640 x 480"))
+        #expect(out.contains("Filter pattern: GRBG"))
+        #expect(out.contains("[Green,Red][Blue,Green]"))
+        #expect(out.split(separator: "\n").contains("255"))   // white level, 8 bits
+        #expect(out.contains("P6 640 480 "))                   // libraw developed it
+    }
+}
+}
