@@ -1,4 +1,5 @@
 import CImage
+import Dispatch
 import Foundation
 import ObscuraCapture
 import ObscuraMedia
@@ -220,7 +221,7 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
             delegate?.photoOutput(self, didCapturePhotoFor: resolved)
             var photos: [Photo] = []
             if let quality = settings.jpegQuality {
-                let data = try jpeg(chosen, quality: quality, settings: settings, flashFired: fire)
+                let data = try await encodeOffPool(chosen, quality: quality, settings: settings, flashFired: fire)
                 let photo = Photo(resolvedSettings: resolved, photoCount: photos.count + 1, timestampNanoseconds: chosen.timestampNanoseconds,
                                   metadata: chosen.metadata, isRawPhoto: false, pixelSize: chosen.size, data: data)
                 photos.append(photo)
@@ -294,7 +295,7 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
             if index == 0 { resolved.shutterLag = .nanoseconds(Int64(bitPattern: chosen.timestampNanoseconds &- trigger)) }
             if index == settings.bracket.count - 1 { delegate?.photoOutput(self, didCapturePhotoFor: resolved) }
             if let quality = settings.jpegQuality {
-                let data = try jpeg(chosen, quality: quality, settings: settings, flashFired: false)
+                let data = try await encodeOffPool(chosen, quality: quality, settings: settings, flashFired: false)
                 let photo = Photo(resolvedSettings: resolved, photoCount: photos.count + 1, timestampNanoseconds: chosen.timestampNanoseconds,
                                   metadata: chosen.metadata, isRawPhoto: false, pixelSize: chosen.size, data: data)
                 photos.append(photo)
@@ -347,6 +348,19 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
     }
 
     // MARK: Writing
+
+    /// JPEG encoding is long CPU work: it runs on a queue of its own at
+    /// utility priority, so it never holds a thread of Swift's small
+    /// cooperative pool that a recording or the camera's delivery needs.
+    private static let encoding = DispatchQueue(label: "obscura.photo.encode", qos: .utility)
+
+    private func encodeOffPool(_ frame: VideoFrame, quality: Int, settings: PhotoSettings, flashFired: Bool) async throws -> Data {
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Data, any Error>) in
+            Self.encoding.async {
+                done.resume(with: Result { try self.jpeg(frame, quality: quality, settings: settings, flashFired: flashFired) })
+            }
+        }
+    }
 
     static func imageFormat(_ format: PixelFormat) -> Int32? {
         switch format {

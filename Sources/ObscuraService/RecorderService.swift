@@ -323,7 +323,8 @@ public actor RecorderService {
             case .finished(let path, let reason, let p):
                 status.recordings += 1
                 status.lastRecording = path
-                log("recording finished: \(path), \(p.frames) frames, \(String(format: "%.1f", p.duration.seconds)) s, \(reason)")
+                log("recording finished: \(path), \(p.frames) frames, \(String(format: "%.1f", p.duration.seconds)) s, "
+                    + "dropped \(p.droppedFrames), camera skipped \(p.skippedFrames), \(reason)")
                 recordingFinished(reason)
             case .started: break
             }

@@ -90,3 +90,53 @@ extension VirtualBoardTests {
     }
 }
 }
+
+extension VirtualBoardTests {
+/// Photos while recording, from the service's buttons. Emulated, the board's
+/// recorder is near its limit and drops a frame now and then on its own, so
+/// the same recording is made twice — with the flash button pressed (no
+/// photo) and with the photo button — and the photos may cost at most what
+/// the recorder's queue holds (two frames here) each.
+@Suite struct PhotoWhileRecordingBoardTests {
+    @Test func photosDuringARecordingCostNoMoreThanTheRecordersQueue() throws {
+        let result = try VirtualBoard.run("""
+            mkdir -p /tmp/svc
+            cat > /tmp/svc/obscura.toml <<'T'
+            board = "virtual"
+            [recording]
+            folder = "/tmp/svc/rec"
+            segment_seconds = 0
+            min_free_space_mb = 16
+            [photo]
+            folder = "/tmp/svc/photos"
+            [control]
+            socket = "/tmp/svc/control.sock"
+            T
+            o=.build/debug/obscura
+            $o run --config /tmp/svc/obscura.toml > /tmp/svc/log 2>&1 &
+            p=$!
+            for i in $(seq 200); do grep -q ready /tmp/svc/log && break; sleep 0.1; done
+            press() { board/virtual/gpio-sim press $1; sleep 0.15; board/virtual/gpio-sim release $1; }
+            for button in flash-button photo-button; do
+                n=$(grep -c "recording finished" /tmp/svc/log)
+                press record-button
+                sleep 3
+                for i in 1 2 3; do press $button; sleep 1.5; done
+                press record-button
+                for i in $(seq 100); do [ "$(grep -c 'recording finished' /tmp/svc/log)" -gt "$n" ] && break; sleep 0.2; done
+            done
+            kill -TERM $p; wait $p
+            ls /tmp/svc/photos | sed 's/^/photo-file /'
+            grep -E "recording finished|output queue holds" /tmp/svc/log
+            """, timeout: 300)
+        let out = result.stdout
+        let lines = out.split(separator: "\n").map(String.init)
+        #expect(lines.filter { $0.hasPrefix("photo-file ") && $0.hasSuffix(".jpg") }.count == 3, "\(out)\(result.stderr)")
+        let drops = lines.filter { $0.contains("recording finished") }.compactMap { line in
+            line.components(separatedBy: "dropped ").last?.split(separator: ",").first.flatMap { Int($0) }
+        }
+        try #require(drops.count == 2, "\(out)")
+        #expect(drops[1] <= drops[0] + 3 * 2, "without photos \(drops[0]) dropped, with three photos \(drops[1])")
+    }
+}
+}
