@@ -89,7 +89,8 @@ int oi_dng_write(const oi_dng *dng, uint8_t **out, size_t *out_length, char *err
                                oi_mem_size, oi_mem_map, oi_mem_unmap);
     if (!tif) { call = "TIFFClientOpen"; goto fail; }
     const uint16_t storage_bits = dng->bits_per_sample > 8 ? 16 : 8;
-    const int has_preview = dng->preview_rgb && dng->preview_width && dng->preview_height;
+    const int jpeg_preview = dng->preview_jpeg && dng->preview_jpeg_length && dng->preview_width && dng->preview_height;
+    const int has_preview = jpeg_preview || (dng->preview_rgb && dng->preview_width && dng->preview_height);
     static const uint8_t version[4] = {1, 4, 0, 0}, backward[4] = {1, 1, 0, 0};
 
     /* IFD0: the preview (NewSubFileType 1) or the raw image itself. */
@@ -108,11 +109,21 @@ int oi_dng_write(const oi_dng *dng, uint8_t **out, size_t *out_length, char *err
         SET(TIFFTAG_IMAGELENGTH, dng->preview_height);
         SET(TIFFTAG_BITSPERSAMPLE, (uint16_t)8);
         SET(TIFFTAG_SAMPLESPERPIXEL, (uint16_t)3);
-        SET(TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_RGB);
         SET(TIFFTAG_ROWSPERSTRIP, dng->preview_height);
-        for (uint32_t y = 0; y < dng->preview_height; y++) {
-            if (TIFFWriteScanline(tif, (void *)(dng->preview_rgb + (size_t)y * dng->preview_width * 3), y, 0) < 0) {
-                call = "TIFFWriteScanline(preview)"; goto fail;
+        if (jpeg_preview) {
+            /* A whole baseline JPEG as the strip (Compression 7, YCbCr), as
+             * cameras' DNGs carry their previews. */
+            SET(TIFFTAG_COMPRESSION, COMPRESSION_JPEG);
+            SET(TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_YCBCR);
+            if (TIFFWriteRawStrip(tif, 0, (void *)dng->preview_jpeg, (tmsize_t)dng->preview_jpeg_length) < 0) {
+                call = "TIFFWriteRawStrip(preview)"; goto fail;
+            }
+        } else {
+            SET(TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_RGB);
+            for (uint32_t y = 0; y < dng->preview_height; y++) {
+                if (TIFFWriteScanline(tif, (void *)(dng->preview_rgb + (size_t)y * dng->preview_width * 3), y, 0) < 0) {
+                    call = "TIFFWriteScanline(preview)"; goto fail;
+                }
             }
         }
         if (!TIFFWriteDirectory(tif)) { call = "TIFFWriteDirectory(IFD0)"; goto fail; }

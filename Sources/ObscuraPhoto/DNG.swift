@@ -84,13 +84,27 @@ public enum DNGWriter {
 
     public static func data(for raw: RawImage, make: String = "Obscura", model: String = "camera",
                             orientation: UInt32 = 1, colorMatrix: [Float] = srgbMatrix,
-                            asShotNeutral: [Float] = [1, 1, 1], previewWidth: Int? = 256) throws -> Data {
+                            asShotNeutral: [Float] = [1, 1, 1], previewWidth: Int? = 256,
+                            jpegPreview: Bool = true) throws -> Data {
         guard let cfa = raw.cfaPattern else { throw DNGError.badPattern(raw.pattern) }
         let formatter = DateFormatter()
         formatter.dateFormat = "yyyy:MM:dd HH:mm:ss"
         formatter.locale = Locale(identifier: "en_US_POSIX")
         let date = formatter.string(from: Date())
         let preview = previewWidth.map { raw.preview(maxWidth: $0) }
+        // The preview as a JPEG (what raw developers show first), else RGB.
+        let previewJPEG: Data? = try preview.flatMap { p -> Data? in
+            guard jpegPreview else { return nil }
+            return try p.rgb.withUnsafeBufferPointer { rgb in
+                var image = oi_image()
+                image.format = Int32(OI_RGB24.rawValue)
+                image.width = UInt32(p.size.width)
+                image.height = UInt32(p.size.height)
+                image.planes.0 = rgb.baseAddress
+                image.strides.0 = UInt32(p.size.width * 3)
+                return try PhotoOutput.encode(&image, quality: 85, exif: nil)
+            }
+        }
         var dng = oi_dng()
         dng.width = UInt32(raw.size.width)
         dng.height = UInt32(raw.size.height)
@@ -109,6 +123,7 @@ public enum DNGWriter {
         var length = 0
         var err = [CChar](repeating: 0, count: 512)
         let rc: Int32 = raw.data.withUnsafeBytes { samples in
+            (previewJPEG ?? Data()).withUnsafeBytes { jpegBytes in
             (preview?.rgb ?? []).withUnsafeBufferPointer { previewBytes in
                 make.withCString { makeC in
                     model.withCString { modelC in
@@ -125,11 +140,16 @@ public enum DNGWriter {
                                     dng.preview_width = UInt32(preview.size.width)
                                     dng.preview_height = UInt32(preview.size.height)
                                 }
+                                if let previewJPEG {
+                                    dng.preview_jpeg = jpegBytes.bindMemory(to: UInt8.self).baseAddress
+                                    dng.preview_jpeg_length = previewJPEG.count
+                                }
                                 return oi_dng_write(&dng, &out, &length, &err, err.count)
                             }
                         }
                     }
                 }
+            }
             }
         }
         guard rc == 0, let out else { throw DNGError.writer(err.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }) }

@@ -145,6 +145,10 @@ private final class Recorder: PhotoCaptureDelegate, @unchecked Sendable {
         #expect(exif.contains("WhiteLevel                      : \((1 << bits) - 1)"))
         #expect(exif.contains("DNGVersion                      : 1.4.0.0"))
         #expect(exif.contains("ImageWidth                      : 64"))  // the RGB preview in IFD0
+        // The preview in IFD0 is a JPEG that an independent decoder reads.
+        #expect(text.contains("Thumb size:    64 x 48"))
+        let preview = try runProgram("sh", ["-c", "exiftool -b -PreviewImage '\(file)' | djpeg | head -c 9"]).stdout
+        #expect(preview == "P6\n64 48\n", "preview: \(preview)")
         let cfa = pattern.map { ["R": "Red", "G": "Green", "B": "Blue"][String($0)]! }
         #expect(exif.contains("CFAPattern                      : [\(cfa[0]),\(cfa[1])][\(cfa[2]),\(cfa[3])]"), "\(exif)")
     }

@@ -68,6 +68,8 @@ typedef struct {
     const char *datetime;
     const uint8_t *preview_rgb;     /* 8-bit RGB thumbnail (IFD0), or NULL */
     uint32_t preview_width, preview_height;
+    const uint8_t *preview_jpeg;    /* or the same thumbnail as a baseline JPEG (wins over RGB) */
+    size_t preview_jpeg_length;
 } oi_dng;
 
 /* Writes a DNG (1.4) into memory: IFD0 an RGB thumbnail when given (else the
