@@ -57,6 +57,18 @@ static void oi_exif_short(ExifData *data, ExifIfd ifd, ExifTag tag, uint16_t val
     exif_set_short(entry->data, exif_data_get_byte_order(data), value);
 }
 
+/* A LONG entry (libexif initializes the pixel dimensions as SHORT). */
+static void oi_exif_long(ExifData *data, ExifIfd ifd, ExifTag tag, uint32_t value) {
+    ExifEntry *entry;
+    oi_exif_set(data, ifd, tag, &entry);
+    entry->format = EXIF_FORMAT_LONG;
+    free(entry->data);
+    entry->components = 1;
+    entry->size = 4;
+    entry->data = malloc(4);
+    exif_set_long(entry->data, exif_data_get_byte_order(data), value);
+}
+
 /* The EXIF block (with "Exif\0\0"), malloc'ed by libexif. */
 static int oi_exif_build(const oi_exif *exif, uint32_t width, uint32_t height, unsigned char **out, unsigned int *len) {
     ExifData *data = exif_data_new();
@@ -81,23 +93,8 @@ static int oi_exif_build(const oi_exif *exif, uint32_t width, uint32_t height, u
     }
     if (exif->iso) oi_exif_short(data, EXIF_IFD_EXIF, EXIF_TAG_ISO_SPEED_RATINGS, (uint16_t)exif->iso);
     oi_exif_short(data, EXIF_IFD_EXIF, EXIF_TAG_FLASH, (uint16_t)exif->flash_fired);
-    {
-        ExifEntry *entry;
-        oi_exif_set(data, EXIF_IFD_EXIF, EXIF_TAG_PIXEL_X_DIMENSION, &entry);
-        entry->format = EXIF_FORMAT_LONG;
-        free(entry->data);
-        entry->components = 1;
-        entry->size = 4;
-        entry->data = malloc(4);
-        exif_set_long(entry->data, exif_data_get_byte_order(data), width);
-        oi_exif_set(data, EXIF_IFD_EXIF, EXIF_TAG_PIXEL_Y_DIMENSION, &entry);
-        entry->format = EXIF_FORMAT_LONG;
-        free(entry->data);
-        entry->components = 1;
-        entry->size = 4;
-        entry->data = malloc(4);
-        exif_set_long(entry->data, exif_data_get_byte_order(data), height);
-    }
+    oi_exif_long(data, EXIF_IFD_EXIF, EXIF_TAG_PIXEL_X_DIMENSION, width);
+    oi_exif_long(data, EXIF_IFD_EXIF, EXIF_TAG_PIXEL_Y_DIMENSION, height);
     if (exif->thumbnail && exif->thumbnail_length > 0) {
         data->data = malloc(exif->thumbnail_length);
         memcpy(data->data, exif->thumbnail, exif->thumbnail_length);

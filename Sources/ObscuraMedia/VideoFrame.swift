@@ -110,6 +110,23 @@ public final class VideoFrame: @unchecked Sendable {
         for fd in Set(dmabufs.map(\.fd)) { try? Syscalls.dmabufSync(fd, start: false) }
     }
 
+    /// Mean of every `step`-th sample of the first plane (luma for YUV),
+    /// read under the CPU-access bracket.
+    public func meanOfFirstPlane(every step: Int) -> Double {
+        withCPUAccess { planes in
+            guard let plane = planes.first, plane.length > 0 else { return 0 }
+            let bytes = plane.base.assumingMemoryBound(to: UInt8.self)
+            var sum = 0, count = 0
+            var i = 0
+            while i < plane.length {
+                sum += Int(bytes[i])
+                count += 1
+                i += max(1, step)
+            }
+            return count == 0 ? 0 : Double(sum) / Double(count)
+        }
+    }
+
     /// Runs `body` with CPU access to the planes, bracketed by DMA_BUF_IOCTL_SYNC.
     public func withCPUAccess<R>(_ body: ([FramePlane]) throws -> R) rethrows -> R {
         beginCPUAccess()

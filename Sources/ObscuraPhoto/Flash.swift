@@ -50,19 +50,6 @@ public enum SceneBrightness {
     }
 
     /// Mean of every 16th sample of the first plane (luma for YUV).
-    public static func meanSample(_ frame: VideoFrame) -> Double {
-        frame.withCPUAccess { planes in
-            guard let plane = planes.first, plane.length > 0 else { return 0 }
-            let bytes = plane.base.assumingMemoryBound(to: UInt8.self)
-            var sum = 0, count = 0
-            var i = 0
-            while i < plane.length {
-                sum += Int(bytes[i])
-                count += 1
-                i += 16
-            }
-            return count == 0 ? 0 : Double(sum) / Double(count)
-        }
-    }
+    public static func meanSample(_ frame: VideoFrame) -> Double { frame.meanOfFirstPlane(every: 16) }
 }
 

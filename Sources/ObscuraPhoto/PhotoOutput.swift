@@ -220,13 +220,7 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
             resolved.shutterLag = .nanoseconds(Int64(bitPattern: chosen.timestampNanoseconds &- trigger))
             delegate?.photoOutput(self, didCapturePhotoFor: resolved)
             var photos: [Photo] = []
-            if let quality = settings.jpegQuality {
-                let data = try await encodeOffPool(chosen, quality: quality, settings: settings, flashFired: fire)
-                let photo = Photo(resolvedSettings: resolved, photoCount: photos.count + 1, timestampNanoseconds: chosen.timestampNanoseconds,
-                                  metadata: chosen.metadata, isRawPhoto: false, pixelSize: chosen.size, data: data)
-                photos.append(photo)
-                delegate?.photoOutput(self, didFinishProcessingPhoto: photo, error: nil)
-            }
+            try await process(chosen, settings, resolved, flashFired: fire, into: &photos, delegate: delegate)
             delegate?.photoOutput(self, didFinishCaptureFor: resolved, error: nil)
             return photos
         } catch {
@@ -294,16 +288,21 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
             guard let chosen = frame else { throw PhotoError.exposureNotApplied(shot, frames: 30) }
             if index == 0 { resolved.shutterLag = .nanoseconds(Int64(bitPattern: chosen.timestampNanoseconds &- trigger)) }
             if index == settings.bracket.count - 1 { delegate?.photoOutput(self, didCapturePhotoFor: resolved) }
-            if let quality = settings.jpegQuality {
-                let data = try await encodeOffPool(chosen, quality: quality, settings: settings, flashFired: false)
-                let photo = Photo(resolvedSettings: resolved, photoCount: photos.count + 1, timestampNanoseconds: chosen.timestampNanoseconds,
-                                  metadata: chosen.metadata, isRawPhoto: false, pixelSize: chosen.size, data: data)
-                photos.append(photo)
-                delegate?.photoOutput(self, didFinishProcessingPhoto: photo, error: nil)
-            }
+            try await process(chosen, settings, resolved, flashFired: false, into: &photos, delegate: delegate)
         }
         delegate?.photoOutput(self, didFinishCaptureFor: resolved, error: nil)
         return photos
+    }
+
+    /// The processed photo of one exposure (when asked for), reported to the delegate.
+    private func process(_ frame: VideoFrame, _ settings: PhotoSettings, _ resolved: ResolvedPhotoSettings, flashFired: Bool,
+                         into photos: inout [Photo], delegate: (any PhotoCaptureDelegate)?) async throws {
+        guard let quality = settings.jpegQuality else { return }
+        let data = try await encodeOffPool(frame, quality: quality, settings: settings, flashFired: flashFired)
+        let photo = Photo(resolvedSettings: resolved, photoCount: photos.count + 1, timestampNanoseconds: frame.timestampNanoseconds,
+                          metadata: frame.metadata, isRawPhoto: false, pixelSize: frame.size, data: data)
+        photos.append(photo)
+        delegate?.photoOutput(self, didFinishProcessingPhoto: photo, error: nil)
     }
 
     /// Whether a frame's metadata shows the shot's exposure applied.

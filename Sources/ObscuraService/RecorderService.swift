@@ -289,10 +289,7 @@ public actor RecorderService {
             fail("cannot record: \(free >> 20) MiB free in \(configuration.recordingsFolder), less than the minimum \(configuration.minFreeSpaceBytes >> 20) MiB")
             return nil
         }
-        let formatter = DateFormatter()
-        formatter.dateFormat = "yyyyMMdd-HHmmss"
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        let path = "\(configuration.recordingsFolder)/obscura-\(formatter.string(from: Date())).\(configuration.container.rawValue)"
+        let path = "\(configuration.recordingsFolder)/\(Self.fileStem()).\(configuration.container.rawValue)"
         movie.segmentDuration = configuration.segmentSeconds > 0 ? .seconds(configuration.segmentSeconds) : nil
         movie.minFreeDiskSpace = configuration.minFreeSpaceBytes
         movie.maxRecordedDuration = nil
@@ -370,13 +367,11 @@ public actor RecorderService {
             let settings = PhotoSettings(jpegQuality: 90, flashMode: flashMode, thumbnailSize: PixelSize(width: 160, height: 120))
             let photos = try await photoOutput.capturePhoto(with: settings)
             guard let photo = photos.first else { return .failure(PhotoFailure(message: "the capture gave no photo")) }
-            let formatter = DateFormatter()
-            formatter.dateFormat = "yyyyMMdd-HHmmss"
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            var path = "\(configuration.photosFolder)/obscura-\(formatter.string(from: Date())).jpg"
+            let stem = Self.fileStem()
+            var path = "\(configuration.photosFolder)/\(stem).jpg"
             var n = 2
             while FileManager.default.fileExists(atPath: path) {
-                path = "\(configuration.photosFolder)/obscura-\(formatter.string(from: Date()))-\(n).jpg"
+                path = "\(configuration.photosFolder)/\(stem)-\(n).jpg"
                 n += 1
             }
             try photo.fileDataRepresentation().write(to: URL(fileURLWithPath: path + ".partial"))
@@ -394,6 +389,14 @@ public actor RecorderService {
             status.lastError = "photo failed: \(error)"
             return .failure(PhotoFailure(message: "photo failed: \(error)"))
         }
+    }
+
+    /// "obscura-YYYYmmdd-HHMMSS", local time: recordings and photos sort by name.
+    static func fileStem(_ date: Date = Date()) -> String {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyyMMdd-HHmmss"
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        return "obscura-" + formatter.string(from: date)
     }
 
     public func cycleFlash() { setFlash(flashMode.next) }

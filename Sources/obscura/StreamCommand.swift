@@ -126,20 +126,7 @@ struct StreamCommand: AsyncParsableCommand {
     }
 
     /// Mean of every 61st sample of the first plane (under the CPU-access bracket).
-    static func mean(_ frame: VideoFrame) -> Double {
-        frame.withCPUAccess { planes in
-            guard let plane = planes.first else { return 0 }
-            let bytes = plane.base.assumingMemoryBound(to: UInt8.self)
-            var sum = 0, count = 0
-            var i = 0
-            while i < plane.length {
-                sum += Int(bytes[i])
-                count += 1
-                i += 61
-            }
-            return count == 0 ? 0 : Double(sum) / Double(count)
-        }
-    }
+    static func mean(_ frame: VideoFrame) -> Double { frame.meanOfFirstPlane(every: 61) }
 
     static func uptime() -> Double {
         var ts = timespec()
