@@ -67,12 +67,13 @@ struct GPIOCommand: AsyncParsableCommand {
         @Option(help: "Stop after this many presses.") var count: Int = 1
         @Option(help: "Give up after this many seconds.") var timeout: Double = 30
         @Option(help: "Debounce period in milliseconds.") var debounce: Int = 20
+        @Option(help: "Hold time of a long press, in milliseconds.") var longPress: Int = 1000
         @Flag(help: "The button pulls the line low when pressed.") var activeLow = false
 
         func run() async throws {
             try await Self.reporting {
                 let button = try Button(GPIOLineName(chip: chip, line: line), activeLow: activeLow, bias: .asIs,
-                                        debounce: .milliseconds(debounce))
+                                        debounce: .milliseconds(debounce), longPress: .milliseconds(longPress))
                 defer { button.close() }
                 Log.output("ready \(button.name) libgpiod-v\(GPIOLine.libgpiodAPIVersion) debounced-by=\(button.isKernelDebounced ? "kernel" : "software")")
                 let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
@@ -82,16 +83,25 @@ struct GPIOCommand: AsyncParsableCommand {
                     button.close()
                 }
                 defer { timer.cancel() }
+                var long = false
                 for await event in button.events {
+                    var pressDone = false
                     switch event {
                     case .pressed(let t):
                         presses += 1
+                        long = false
                         Log.output("press \(presses) \(t)")
-                    case .released(_, let held): Log.output("release held=\(held)")
-                    case .shortPress: Log.output("short press")
-                    case .longPress: Log.output("long press")
+                    case .released(_, let held):
+                        Log.output("release held=\(held)")
+                        pressDone = long  // a short press reports itself next
+                    case .shortPress:
+                        Log.output("short press")
+                        pressDone = true
+                    case .longPress:
+                        long = true
+                        Log.output("long press")
                     }
-                    if presses >= count, case .released = event { break }
+                    if presses >= count, pressDone { break }
                 }
                 if presses < count { throw UserFacingError("timed out after \(timeout) s with \(presses) of \(count) presses") }
             }
