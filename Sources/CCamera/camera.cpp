@@ -515,7 +515,7 @@ int oc_camera_configure(oc_camera *camera, const oc_stream_request *requests,
     for (int i = 0; i < count; i++) {
         StreamConfiguration &sc = config->at(i);
         if (requests[i].fourcc)
-            sc.pixelFormat = PixelFormat(requests[i].fourcc);
+            sc.pixelFormat = PixelFormat(requests[i].fourcc, requests[i].modifier);
         if (requests[i].width && requests[i].height)
             sc.size = Size(requests[i].width, requests[i].height);
         if (requests[i].buffer_count)
@@ -565,6 +565,7 @@ int oc_camera_configure(oc_camera *camera, const oc_stream_request *requests,
             oc_stream_result &r = result[i];
             memset(&r, 0, sizeof(r));
             r.fourcc = sc.pixelFormat.fourcc();
+            r.modifier = sc.pixelFormat.modifier();
             r.width = sc.size.width;
             r.height = sc.size.height;
             r.stride = sc.stride;

@@ -127,7 +127,7 @@ public final class Camera: @unchecked Sendable {
             var cRequests = requests.map { r in
                 oc_stream_request(role: r.role.rawValue, fourcc: r.pixelFormat?.fourcc ?? 0,
                                   width: UInt32(r.size?.width ?? 0), height: UInt32(r.size?.height ?? 0),
-                                  buffer_count: UInt32(r.bufferCount ?? 0))
+                                  buffer_count: UInt32(r.bufferCount ?? 0), modifier: r.pixelFormat?.modifier ?? 0)
             }
             var results = [oc_stream_result](repeating: oc_stream_result(), count: requests.count)
             var message = [CChar](repeating: 0, count: 512)
@@ -136,7 +136,7 @@ public final class Camera: @unchecked Sendable {
             let text = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
             if status < 0 { throw ShimError(message: text, code: -status) }
             let resolved = zip(requests, results).map { r, c in
-                StreamConfiguration(role: r.role, pixelFormat: PixelFormat(fourcc: c.fourcc),
+                StreamConfiguration(role: r.role, pixelFormat: PixelFormat(fourcc: c.fourcc, modifier: c.modifier),
                                     size: PixelSize(width: Int(c.width), height: Int(c.height)),
                                     stride: Int(c.stride), frameSize: Int(c.frame_size),
                                     bufferCount: Int(c.buffer_count),
@@ -370,7 +370,10 @@ final class FrameSink: Sendable {
         }
         let sensorTime = present & UInt32(OC_META_SENSOR_TIMESTAMP.rawValue) != 0 ? UInt64(completion.sensor_timestamp_ns) : nil
 
-        for s in 0..<min(streams.count, Int(OC_MAX_STREAMS)) where completion.stream_mask & (1 << UInt32(s)) != 0 {
+        // Every stream's frame of the request; stream 0 carries the raw
+        // stream's frame (same exposure) along.
+        var frames: [Int: VideoFrame] = [:]
+        for s in (0..<min(streams.count, Int(OC_MAX_STREAMS))).reversed() where completion.stream_mask & (1 << UInt32(s)) != 0 {
             let entry = streamEntry(completion, s)
             if entry.status == 1 {
                 failed(entry.sequence)
@@ -381,11 +384,14 @@ final class FrameSink: Sendable {
             let config = streams[s]
             let planes = mappings[s][entry.bufferIndex]
             let framePlanes = Self.planes(config, planes)
-            let frame = VideoFrame(format: config.pixelFormat, size: config.size, planes: framePlanes,
+            let raw = s == 0 ? streams.indices.dropFirst().first { streams[$0].role == .raw }.flatMap { frames[$0] } : nil
+            frames[s] = VideoFrame(format: config.pixelFormat, size: config.size, planes: framePlanes,
                                    dmabufs: planes.map(\.dmabuf), sequence: entry.sequence,
                                    timestampNanoseconds: sensorTime ?? entry.timestamp, metadata: metadata,
-                                   needsCPUSync: true, release: { _ = lease })
-            handler(CameraFrame(stream: s, frame: frame))
+                                   needsCPUSync: true, raw: raw, release: { _ = lease })
+        }
+        for s in frames.keys.sorted() {
+            handler(CameraFrame(stream: s, frame: frames[s]!))
         }
     }
 

@@ -79,7 +79,7 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
             for format in camera.formats[role] ?? [] {
                 let sizes = format.sizes.isEmpty ? [format.maximumSize] : format.sizes
                 for size in sizes {
-                    let key = "\(format.pixelFormat.fourcc)-\(size)"
+                    let key = "\(format.pixelFormat.fourcc)-\(format.pixelFormat.modifier)-\(size)"
                     if let at = seen[key] {
                         let old = list[at]
                         list[at] = Format(pixelFormat: old.pixelFormat, dimensions: old.dimensions,

@@ -8,6 +8,9 @@ public protocol CaptureOutput: AnyObject, Sendable {
     var queue: FrameQueue { get }
     /// A pixel format the output would like the camera to deliver, if it has one.
     var preferredPixelFormat: PixelFormat? { get }
+    /// Whether the output wants the camera's raw (Bayer) stream configured
+    /// beside the processed one; its frames then carry `VideoFrame.raw`.
+    var wantsRawStream: Bool { get }
     /// The session lost its camera for good (unplugged, or silent until given
     /// up). A recording output finalizes what it has.
     func cameraLost()
@@ -16,6 +19,7 @@ public protocol CaptureOutput: AnyObject, Sendable {
 }
 
 extension CaptureOutput {
+    public var wantsRawStream: Bool { false }
     public func cameraLost() {}
     public func connected(to device: CaptureDevice?) {}
 }

@@ -292,10 +292,30 @@ public final class CaptureSession: @unchecked Sendable {
         let request = StreamRequest(role: role, pixelFormat: format.pixelFormat, size: format.dimensions,
                                     bufferCount: max(4, held + 2))
         let first = connections.first
-        let configuration = try device.source.configure([request], rotation: first?.videoRotationAngle ?? 0,
+        // The raw stream rides along when an output wants it and the camera
+        // has one; a camera that refuses the pair runs without it.
+        var streamRequests = [request]
+        if connections.contains(where: { $0.output.wantsRawStream }) {
+            if let raw = Self.rawFormat(device) {
+                streamRequests.append(StreamRequest(role: .raw, pixelFormat: raw, bufferCount: request.bufferCount))
+            } else {
+                log("the camera offers no raw stream: RAW photos are unavailable (\(device.uniqueID))")
+            }
+        }
+        var configuration = try device.source.configure(streamRequests, rotation: first?.videoRotationAngle ?? 0,
                                                         mirrored: first?.isVideoMirrored ?? false)
+        if streamRequests.count > 1, configuration.status == .invalid || configuration.streams.count < 2 {
+            log("the camera cannot run its raw stream beside \(request.pixelFormat.map(\.description) ?? "") \(request.size.map(\.description) ?? ""): RAW photos are unavailable (\(configuration.adjustments.joined(separator: "; ")))")
+            streamRequests = [request]
+            configuration = try device.source.configure(streamRequests, rotation: first?.videoRotationAngle ?? 0,
+                                                        mirrored: first?.isVideoMirrored ?? false)
+        }
         guard configuration.status != .invalid, let stream = configuration.streams.first else {
             throw CaptureError.configurationInvalid(configuration.adjustments.joined(separator: "; "))
+        }
+        if configuration.streams.count > 1 {
+            let raw = configuration.streams[1]
+            log("raw stream: \(raw.pixelFormat) \(raw.size), \(raw.bufferCount) buffers")
         }
         for adjustment in configuration.adjustments { log("the camera adjusted the configuration: \(adjustment)") }
         if preset != .inputPriority || device.activeFormat == nil {
@@ -317,7 +337,7 @@ public final class CaptureSession: @unchecked Sendable {
         }
         lock.withLock { _ in
             _configuration = configuration
-            requests = [request]
+            requests = streamRequests
         }
         for (name, values) in device.controlsForStart().sorted(by: { $0.key < $1.key }) {
             try device.source.setControl(name, values)
@@ -457,6 +477,15 @@ public final class CaptureSession: @unchecked Sendable {
     }
 
     // MARK: Presets
+
+    /// The raw format for a raw stream: the camera's first (its default;
+    /// CSI-2 packed on a Raspberry Pi, unpacked for the DNG). Its size is
+    /// left to the camera, which picks the sensor mode that fits the
+    /// processed stream — asking for the largest would force the full-sensor
+    /// mode and its lower frame rate on the recording.
+    static func rawFormat(_ device: CaptureDevice) -> PixelFormat? {
+        device.formats.first { $0.roles.contains(.raw) && $0.pixelFormat.info?.family == .bayer }?.pixelFormat
+    }
 
     static func format(for preset: Preset, device: CaptureDevice, preferring wanted: [PixelFormat] = []) -> CaptureDevice.Format? {
         if preset == .inputPriority, let active = device.activeFormat { return active }

@@ -17,12 +17,16 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
     public let id: String
     public let formats: [PixelFormat]
     public let sizes: [PixelSize]
+    /// Bayer formats of the raw stream (empty: the camera has none, like vimc).
+    public let rawFormats: [PixelFormat]
 
     private let lock = Mutex<Void>(())
     private let queue = DispatchQueue(label: "obscura.synthetic-camera")
     private var timer: (any DispatchSourceTimer)?
     private var config: StreamConfiguration?
+    private var rawConfig: StreamConfiguration?
     private var buffers: [SyntheticBuffer] = []
+    private var rawBuffers: [SyntheticBuffer] = []
     private var free: [Int] = []
     private var sequence: UInt32 = 0
     private var controls: [String: [Double]] = [:]
@@ -68,7 +72,9 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
     public init(id: String = "synthetic:0", formats: [PixelFormat] = [.nv12, .bgr888, .yuyv, .xrgb8888],
                 sizes: [PixelSize] = [PixelSize(width: 320, height: 240), PixelSize(width: 640, height: 480),
                                       PixelSize(width: 1280, height: 720), PixelSize(width: 1920, height: 1080)],
+                rawFormats: [PixelFormat] = [],
                 content: Content = .pattern, pacing: Pacing = .realTime) {
+        self.rawFormats = rawFormats
         self.content = content
         self.pacing = pacing
         self.id = id
@@ -91,7 +97,12 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
             id: id, model: "Synthetic test pattern", position: .external, rotation: 0,
             frameDurationRange: .microseconds(16_666) ... .microseconds(1_000_000),
             pixelArraySize: largest,
-            formats: [.videoRecording: list, .stillCapture: list, .viewfinder: list],
+            formats: rawFormats.isEmpty ? [.videoRecording: list, .stillCapture: list, .viewfinder: list]
+                : [.videoRecording: list, .stillCapture: list, .viewfinder: list,
+                   .raw: rawFormats.map { f in
+                       CameraFormat(pixelFormat: f, sizes: sizes, minimumSize: sizes.min()!, maximumSize: sizes.max()!,
+                                    horizontalStep: 0, verticalStep: 0)
+                   }],
             controls: [
                 control("AeEnable", 0, 1, 1),
                 control("ExposureTime", 100, 1_000_000, 10_000),
@@ -123,6 +134,9 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
                 throw CaptureError.wrongState(call: "configure", state: isOpen ? "running" : "closed", allowed: "open and stopped")
             }
             guard let request = requests.first else { throw CameraError.invalidConfiguration("no streams") }
+            guard requests.count <= 2, requests.dropFirst().allSatisfy({ $0.role == .raw }), request.role != .raw else {
+                throw CameraError.invalidConfiguration("the synthetic camera runs one processed stream, and a raw stream beside it")
+            }
             var adjustments: [String] = []
             var format = request.pixelFormat ?? formats[0]
             if !formats.contains(format) {
@@ -163,7 +177,35 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
                                              stride: info.stride(plane: 0, width: size.width), frameSize: frameSize,
                                              bufferCount: count, fullRange: false)
             config = stream
-            return CameraConfiguration(status: adjustments.isEmpty ? .valid : .adjusted, streams: [stream],
+            var streams = [stream]
+            rawConfig = nil
+            rawBuffers = []
+            if requests.count == 2 {
+                let asked = requests[1]
+                guard let first = rawFormats.first else {
+                    return CameraConfiguration(status: .invalid, streams: [stream],
+                                               adjustments: ["the camera has no raw stream"], rotation: 0, mirrored: false)
+                }
+                var rawFormat = asked.pixelFormat ?? first
+                if !rawFormats.contains(rawFormat) {
+                    adjustments.append("stream 1 pixel format \(rawFormat) → \(first)")
+                    rawFormat = first
+                }
+                var rawSize = asked.size ?? size
+                if !sizes.contains(rawSize) {
+                    adjustments.append("stream 1 size \(rawSize) → \(size)")
+                    rawSize = size
+                }
+                let rawInfo = rawFormat.info!
+                let rawLength = rawInfo.bytesPerFrame(width: rawSize.width, height: rawSize.height)
+                rawBuffers = try (0..<count).map { try SyntheticBuffer(index: count + $0, length: rawLength) }
+                let raw = StreamConfiguration(role: .raw, pixelFormat: rawFormat, size: rawSize,
+                                              stride: rawInfo.stride(plane: 0, width: rawSize.width), frameSize: rawLength,
+                                              bufferCount: count, fullRange: nil)
+                rawConfig = raw
+                streams.append(raw)
+            }
+            return CameraConfiguration(status: adjustments.isEmpty ? .valid : .adjusted, streams: streams,
                                        adjustments: adjustments, rotation: 0, mirrored: false)
         }
     }
@@ -230,9 +272,23 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
             metadata.lensPosition = controls["LensPosition"]?.first
             metadata.frameDuration = .nanoseconds(Int64(frameDuration))
             for (name, values) in controls { metadata.values[name] = values }
+            // Both frames of a request hold it: the slot comes back when the last goes.
+            let lease = SlotLease { [weak self, planes] in self?.giveBack(index, planes: planes) }
+            var raw: VideoFrame?
+            if let rawConfig, index < rawBuffers.count {
+                let exposure = (metadata.exposureTime?.seconds ?? 0.01) * (metadata.analogueGain ?? 1)
+                metadata.values["SensorBlackLevels"] = [4096, 4096, 4096, 4096]
+                metadata.values["ColourGains"] = [1.6, 1.4]
+                rawBuffers[index].drawBayer(rawConfig.pixelFormat, rawConfig.size, sequence: sequence, exposure: exposure)
+                raw = VideoFrame(format: rawConfig.pixelFormat, size: rawConfig.size,
+                                 planes: rawBuffers[index].planes(rawConfig.pixelFormat, rawConfig.size),
+                                 dmabufs: [DmaBufPlane(fd: rawBuffers[index].fd.rawValue, offset: 0, length: rawBuffers[index].length)],
+                                 sequence: sequence, timestampNanoseconds: timestamp, metadata: metadata,
+                                 release: { _ = lease })
+            }
             let frame = VideoFrame(format: config.pixelFormat, size: config.size, planes: planes, dmabufs: dmabufs,
                                    sequence: sequence, timestampNanoseconds: timestamp,
-                                   metadata: metadata, release: { [weak self, planes] in self?.giveBack(index, planes: planes) })
+                                   metadata: metadata, raw: raw, release: { _ = lease })
             return (CameraFrame(stream: 0, frame: frame), handler)
         }
         if let (frame, handler) = made { handler(frame) }
@@ -326,6 +382,13 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
 
 }
 
+/// Runs its closure when the last frame holding it goes.
+final class SlotLease: Sendable {
+    let done: @Sendable () -> Void
+    init(_ done: @escaping @Sendable () -> Void) { self.done = done }
+    deinit { done() }
+}
+
 /// One memfd-backed buffer of the synthetic camera.
 final class SyntheticBuffer: @unchecked Sendable {
     let fd: OwnedFileDescriptor
@@ -351,6 +414,36 @@ final class SyntheticBuffer: @unchecked Sendable {
             let bytes = stride * info.rows(plane: p, height: size.height)
             defer { offset += bytes }
             return FramePlane(base: UnsafeRawPointer(base + offset), stride: stride, length: bytes)
+        }
+    }
+
+    /// A Bayer mosaic (RGGB order of levels whatever the format says: the
+    /// pattern is only a test signal) of bands moving two pixels per frame,
+    /// its level proportional to exposure × gain (10 ms at gain 1 is mid
+    /// grey), above a black level of 4096 in 16-bit terms.
+    func drawBayer(_ format: PixelFormat, _ size: PixelSize, sequence: UInt32, exposure: Double) {
+        let info = format.info!
+        let depth = info.bitDepth
+        let maximum = Double((1 << depth) - 1)
+        let black = Double(4096 >> (16 - depth))
+        let scale = exposure / 0.01
+        let stride = info.stride(plane: 0, width: size.width)
+        let shift = Int(sequence) * 2
+        func row(_ parity: Int) -> [UInt16] {
+            (0..<size.width).map { x in
+                let colour: Double = parity == 0 ? (x % 2 == 0 ? 0.8 : 1.0) : (x % 2 == 0 ? 1.0 : 0.6)
+                let band = Double(((x + shift) & 0xff) + 64) / 320
+                return UInt16(min(maximum, black + band * colour * scale * (maximum - black) / 2))
+            }
+        }
+        let rows = [row(0), row(1)]
+        let packed = rows.map { samples -> [UInt8] in
+            var bytes = [UInt8](repeating: 0, count: stride)
+            bytes.withUnsafeMutableBytes { BayerRow.pack(samples, format: info, into: $0.baseAddress!) }
+            return bytes
+        }
+        for y in 0..<size.height {
+            packed[y % 2].withUnsafeBytes { memcpy(mapping.base + y * stride, $0.baseAddress!, stride) }
         }
     }
 

@@ -80,12 +80,17 @@ public final class VideoFrame: @unchecked Sendable {
     /// Whether the planes are dmabufs whose CPU access is bracketed with
     /// DMA_BUF_IOCTL_SYNC (camera buffers are; memfd and heap memory are not).
     public let needsCPUSync: Bool
+    /// The same exposure from the camera's raw (Bayer) stream, when the
+    /// session configured one. Both buffers belong to one camera request, so
+    /// carrying it costs no extra buffer.
+    public let raw: VideoFrame?
     private let release: (@Sendable () -> Void)?
 
     public init(format: PixelFormat, size: PixelSize, planes: [FramePlane], dmabufs: [DmaBufPlane] = [],
                 sequence: UInt32, timestampNanoseconds: UInt64, metadata: FrameMetadata = FrameMetadata(),
-                needsCPUSync: Bool = false, release: (@Sendable () -> Void)? = nil) {
+                needsCPUSync: Bool = false, raw: VideoFrame? = nil, release: (@Sendable () -> Void)? = nil) {
         self.needsCPUSync = needsCPUSync
+        self.raw = raw
         self.format = format
         self.size = size
         self.planes = planes

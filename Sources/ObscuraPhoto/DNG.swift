@@ -63,6 +63,43 @@ public struct RawImage: Sendable {
     }
 }
 
+extension RawImage {
+    /// The samples of a camera's raw frame: 8-bit as they are, deeper ones
+    /// as 16-bit little-endian words (CSI-2 packed rows unpacked). One CPU
+    /// copy, recorded in `copies`. The black level comes from the frame's
+    /// SensorBlackLevels (libcamera reports them on a 16-bit scale).
+    public init(frame: VideoFrame, copies: CopyCounter? = nil) throws {
+        guard let info = frame.format.info, info.family == .bayer, let order = info.bayerOrder,
+              !frame.planes.isEmpty else {
+            throw PhotoError.unsupportedRawFormat(frame.format)
+        }
+        let width = frame.size.width, height = frame.size.height
+        let depth = info.bitDepth
+        let bytesPerSample = depth > 8 ? 2 : 1
+        var data = Data(count: width * height * bytesPerSample)
+        frame.withCPUAccess { planes in
+            data.withUnsafeMutableBytes { out in
+                for y in 0..<height {
+                    let row = planes[0].base + y * planes[0].stride
+                    if depth <= 8 {
+                        memcpy(out.baseAddress! + y * width, row, width)
+                    } else {
+                        let words = (out.baseAddress! + y * width * 2).assumingMemoryBound(to: UInt16.self)
+                        BayerRow.unpack(row, width: width, format: info, into: words)
+                        for x in 0..<width { words[x] = words[x].littleEndian }  // the DNG's byte order
+                    }
+                }
+            }
+        }
+        copies?.recordCopy(bytes: data.count)
+        self.init(size: frame.size, bitsPerSample: depth, pattern: order, data: data, bytesPerLine: width * bytesPerSample)
+        if let levels = frame.metadata.values["SensorBlackLevels"], let first = levels.first {
+            blackLevel = Int(first) >> max(0, 16 - depth)
+        }
+        timestampNanoseconds = frame.timestampNanoseconds
+    }
+}
+
 public enum DNGError: Error, CustomStringConvertible {
     case badPattern(String)
     case writer(String)

@@ -114,6 +114,10 @@ extension PhotoCaptureDelegate {
 public enum PhotoError: Error, CustomStringConvertible, Equatable {
     case noFrames(Duration)
     case noRawStream(available: [PixelFormat])
+    case rawCaptureNotEnabled
+    case rawFormatNotOffered(PixelFormat, available: [PixelFormat])
+    case unsupportedRawFormat(PixelFormat)
+    case nothingToCapture
     case unsupportedFormat(PixelFormat)
     case encoder(String)
     case busy
@@ -126,6 +130,13 @@ public enum PhotoError: Error, CustomStringConvertible, Equatable {
         case .noFrames(let d): "the camera delivered no frame within \(d); is the session running?"
         case .noRawStream(let formats):
             "the camera offers no RAW stream (its formats: \(formats.map(\.description).joined(separator: ", "))); ask for JPEG only"
+        case .rawCaptureNotEnabled:
+            "RAW needs the camera's raw stream: set isRawCaptureEnabled on the photo output before the session starts"
+        case .rawFormatNotOffered(let f, let available):
+            "the camera's raw stream does not offer \(f); it offers \(available.map(\.description).joined(separator: ", "))"
+        case .unsupportedRawFormat(let f):
+            "cannot write a DNG from \(f) frames; Bayer formats of 8 to 16 bits, unpacked or CSI-2 packed, can"
+        case .nothingToCapture: "the settings ask for no photo: give a JPEG quality, a RAW pixel format, or both"
         case .unsupportedFormat(let f): "cannot write a photo from \(f) frames; NV12, YUV420, YUYV, RGB888, BGR888 and XRGB8888 can"
         case .encoder(let e): e
         case .busy: "a photo is being captured; wait for it to finish"
@@ -156,6 +167,26 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
     public var rotation = 0
     /// The most shots a bracketed capture may have.
     public var maxBracketedCapturePhotoCount = 5
+    /// Asks the session for the camera's raw stream beside the processed one
+    /// (set before the session starts); RAW photos need it. On a Raspberry Pi
+    /// the pipeline picks the sensor mode that fits the processed stream.
+    public var isRawCaptureEnabled: Bool {
+        get { rawEnabled.withLock { $0 } }
+        set { rawEnabled.withLock { $0 = newValue } }
+    }
+    public var wantsRawStream: Bool { isRawCaptureEnabled }
+    /// The camera's raw formats (empty when it has no raw stream, like vimc).
+    public var availableRawPhotoPixelFormats: [PixelFormat] {
+        var seen: [PixelFormat] = []
+        for f in device.withLock({ $0?.formats ?? [] }) where f.roles.contains(.raw) && !seen.contains(f.pixelFormat) {
+            seen.append(f.pixelFormat)
+        }
+        return seen
+    }
+    /// CPU copies of pixels made for photos: unpacking a raw frame for its DNG
+    /// (JPEGs are compressed straight from the camera's planes).
+    public let copies = CopyCounter()
+    private let rawEnabled = Mutex(false)
     private let busy = Mutex(false)
     private let device = Mutex<CaptureDevice?>(nil)
 
@@ -187,8 +218,14 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
         }
         defer { busy.withLock { $0 = false } }
         do {
-            if settings.rawPixelFormat != nil {
-                throw PhotoError.noRawStream(available: device.withLock { $0?.formats.map(\.pixelFormat) } ?? [])
+            guard settings.jpegQuality != nil || settings.rawPixelFormat != nil else { throw PhotoError.nothingToCapture }
+            if let raw = settings.rawPixelFormat {
+                let available = availableRawPhotoPixelFormats
+                guard !available.isEmpty else {
+                    throw PhotoError.noRawStream(available: device.withLock { $0?.formats.map(\.pixelFormat) } ?? [])
+                }
+                guard available.contains(raw) else { throw PhotoError.rawFormatNotOffered(raw, available: available) }
+                guard isRawCaptureEnabled else { throw PhotoError.rawCaptureNotEnabled }
             }
             if !settings.bracket.isEmpty {
                 return try await captureBracket(settings, delegate: delegate)
@@ -196,8 +233,9 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
             let trigger = Syscalls.monotonicNanoseconds()
             // The frame held now tells the size and whether the scene is dark.
             guard let held = await nextFrame(timeout: .seconds(2)) else { throw PhotoError.noFrames(.seconds(2)) }
+            try Self.checkRaw(held, settings)
             let fire = flash.map { $0.shouldFire(settings.flashMode, for: held) } ?? false
-            let expected = (settings.jpegQuality != nil ? 1 : 0)
+            let expected = Self.photosPerExposure(settings)
             var resolved = ResolvedPhotoSettings(uniqueID: settings.uniqueID, photoDimensions: held.size, flashWillFire: fire,
                                                  expectedPhotoCount: expected, isZeroShutterLag: !fire, shutterLag: nil)
             delegate?.photoOutput(self, willBeginCaptureFor: resolved)
@@ -251,7 +289,8 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
             }
         }
         guard let first = await nextFrame(timeout: .seconds(2)) else { throw PhotoError.noFrames(.seconds(2)) }
-        let perShot = settings.jpegQuality != nil ? 1 : 0
+        try Self.checkRaw(first, settings)
+        let perShot = Self.photosPerExposure(settings)
         var resolved = ResolvedPhotoSettings(uniqueID: settings.uniqueID, photoDimensions: first.size, flashWillFire: false,
                                              expectedPhotoCount: perShot * settings.bracket.count, isZeroShutterLag: false, shutterLag: nil)
         delegate?.photoOutput(self, willBeginCaptureFor: resolved)
@@ -294,15 +333,49 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
         return photos
     }
 
-    /// The processed photo of one exposure (when asked for), reported to the delegate.
+    /// JPEG and RAW are each one photo of an exposure.
+    static func photosPerExposure(_ settings: PhotoSettings) -> Int {
+        (settings.jpegQuality != nil ? 1 : 0) + (settings.rawPixelFormat != nil ? 1 : 0)
+    }
+
+    /// A RAW photo needs the frame's raw companion (the session ran the raw stream).
+    static func checkRaw(_ frame: VideoFrame, _ settings: PhotoSettings) throws {
+        guard settings.rawPixelFormat != nil else { return }
+        guard let raw = frame.raw else { throw PhotoError.rawCaptureNotEnabled }
+        guard raw.format.info?.family == .bayer else { throw PhotoError.unsupportedRawFormat(raw.format) }
+    }
+
+    /// The photos of one exposure — processed (JPEG) then RAW (DNG), as
+    /// asked — each reported to the delegate as it is done.
     private func process(_ frame: VideoFrame, _ settings: PhotoSettings, _ resolved: ResolvedPhotoSettings, flashFired: Bool,
                          into photos: inout [Photo], delegate: (any PhotoCaptureDelegate)?) async throws {
-        guard let quality = settings.jpegQuality else { return }
-        let data = try await encodeOffPool(frame, quality: quality, settings: settings, flashFired: flashFired)
-        let photo = Photo(resolvedSettings: resolved, photoCount: photos.count + 1, timestampNanoseconds: frame.timestampNanoseconds,
-                          metadata: frame.metadata, isRawPhoto: false, pixelSize: frame.size, data: data)
-        photos.append(photo)
-        delegate?.photoOutput(self, didFinishProcessingPhoto: photo, error: nil)
+        if let quality = settings.jpegQuality {
+            let data = try await offPool { try self.jpeg(frame, quality: quality, settings: settings, flashFired: flashFired) }
+            let photo = Photo(resolvedSettings: resolved, photoCount: photos.count + 1, timestampNanoseconds: frame.timestampNanoseconds,
+                              metadata: frame.metadata, isRawPhoto: false, pixelSize: frame.size, data: data)
+            photos.append(photo)
+            delegate?.photoOutput(self, didFinishProcessingPhoto: photo, error: nil)
+        }
+        if settings.rawPixelFormat != nil, let raw = frame.raw {
+            let data = try await offPool { try self.dng(raw, settings: settings) }
+            let photo = Photo(resolvedSettings: resolved, photoCount: photos.count + 1, timestampNanoseconds: raw.timestampNanoseconds,
+                              metadata: raw.metadata, isRawPhoto: true, pixelSize: raw.size, data: data)
+            photos.append(photo)
+            delegate?.photoOutput(self, didFinishProcessingPhoto: photo, error: nil)
+        }
+    }
+
+    /// DNG bytes of a raw frame: its samples (unpacked, one counted copy),
+    /// black level and white balance from the camera's metadata, the
+    /// orientation, and a JPEG preview when a thumbnail is asked for.
+    func dng(_ frame: VideoFrame, settings: PhotoSettings) throws -> Data {
+        let raw = try RawImage(frame: frame, copies: copies)
+        var neutral: [Float] = [1, 1, 1]
+        if let gains = frame.metadata.values["ColourGains"], gains.count == 2, gains[0] > 0, gains[1] > 0 {
+            neutral = [Float(1 / gains[0]), 1, Float(1 / gains[1])]
+        }
+        return try DNGWriter.data(for: raw, make: make, model: model, orientation: Self.exifOrientation(rotation: rotation),
+                                  asShotNeutral: neutral, previewWidth: settings.thumbnailSize?.width)
     }
 
     /// Whether a frame's metadata shows the shot's exposure applied.
@@ -353,11 +426,9 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
     /// cooperative pool that a recording or the camera's delivery needs.
     private static let encoding = DispatchQueue(label: "obscura.photo.encode", qos: .utility)
 
-    private func encodeOffPool(_ frame: VideoFrame, quality: Int, settings: PhotoSettings, flashFired: Bool) async throws -> Data {
+    private func offPool(_ work: @escaping @Sendable () throws -> Data) async throws -> Data {
         try await withCheckedThrowingContinuation { (done: CheckedContinuation<Data, any Error>) in
-            Self.encoding.async {
-                done.resume(with: Result { try self.jpeg(frame, quality: quality, settings: settings, flashFired: flashFired) })
-            }
+            Self.encoding.async { done.resume(with: Result { try work() }) }
         }
     }
 

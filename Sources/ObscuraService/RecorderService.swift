@@ -218,6 +218,7 @@ public actor RecorderService {
             let movie = MovieFileOutput()
             let photo = PhotoOutput()
             photo.flash = flash
+            photo.isRawCaptureEnabled = configuration.photoRaw
             session.beginConfiguration()
             try session.addInput(CaptureDeviceInput(device: device))
             try session.addOutput(movie)
@@ -364,21 +365,30 @@ public actor RecorderService {
         if previous != .recording { enter(.photo) }
         defer { if previous != .recording && state == .photo { enter(previous == .starting ? .idle : previous) } }
         do {
-            let settings = PhotoSettings(jpegQuality: 90, flashMode: flashMode, thumbnailSize: PixelSize(width: 160, height: 120))
+            var settings = PhotoSettings(jpegQuality: 90, flashMode: flashMode, thumbnailSize: PixelSize(width: 160, height: 120))
+            if configuration.photoRaw {
+                settings.rawPixelFormat = photoOutput.availableRawPhotoPixelFormats.first
+                if settings.rawPixelFormat == nil { log("photo.raw is set but the camera has no raw stream: JPEG only") }
+            }
             let photos = try await photoOutput.capturePhoto(with: settings)
             guard let photo = photos.first else { return .failure(PhotoFailure(message: "the capture gave no photo")) }
-            let stem = Self.fileStem()
-            var path = "\(configuration.photosFolder)/\(stem).jpg"
+            // One stem for the JPEG and its DNG.
+            let base = "\(configuration.photosFolder)/\(Self.fileStem())"
+            var stem = base
             var n = 2
-            while FileManager.default.fileExists(atPath: path) {
-                path = "\(configuration.photosFolder)/\(stem)-\(n).jpg"
+            while FileManager.default.fileExists(atPath: stem + ".jpg") || FileManager.default.fileExists(atPath: stem + ".dng") {
+                stem = "\(base)-\(n)"
                 n += 1
             }
-            try photo.fileDataRepresentation().write(to: URL(fileURLWithPath: path + ".partial"))
-            let fd = open(path + ".partial", O_RDONLY)
-            if fd >= 0 { fsync(fd); close(fd) }
-            guard rename(path + ".partial", path) == 0 else {
-                return .failure(PhotoFailure(message: "cannot name \(path): \(String(cString: strerror(errno)))"))
+            let path = stem + ".jpg"
+            for each in photos {
+                let file = stem + (each.isRawPhoto ? ".dng" : ".jpg")
+                try each.fileDataRepresentation().write(to: URL(fileURLWithPath: file + ".partial"))
+                let fd = open(file + ".partial", O_RDONLY)
+                if fd >= 0 { fsync(fd); close(fd) }
+                guard rename(file + ".partial", file) == 0 else {
+                    return .failure(PhotoFailure(message: "cannot name \(file): \(String(cString: strerror(errno)))"))
+                }
             }
             status.photos += 1
             let lag = photo.resolvedSettings.shutterLag.map { String(format: "%.1f ms", Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1000) } ?? "?"

@@ -24,6 +24,7 @@ import ObscuraMuxing
 ///
 /// [photo]
 /// folder = "/var/lib/obscura/photos"
+/// raw = false                     # also a DNG from the camera's raw stream (if it has one)
 ///
 /// [control]
 /// socket = "/run/obscura/control.sock"
@@ -33,6 +34,8 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var board = "virtual"
     public var recordingsFolder = "/var/lib/obscura/recordings"
     public var photosFolder = "/var/lib/obscura/photos"
+    /// A DNG beside each JPEG, from the camera's raw stream.
+    public var photoRaw = false
     public var codec = VideoCodec.h264
     public var container = MovieContainer.mp4
     public var size: PixelSize?
@@ -54,6 +57,7 @@ public struct ServiceConfiguration: Sendable, Equatable {
         board = try reader.string("board") ?? board
         recordingsFolder = try reader.string("recording.folder") ?? recordingsFolder
         photosFolder = try reader.string("photo.folder") ?? photosFolder
+        photoRaw = try reader.bool("photo.raw") ?? false
         if let c = try reader.string("recording.codec", allowed: VideoCodec.allCases.map(\.rawValue)) { codec = VideoCodec(rawValue: c)! }
         if let c = try reader.string("recording.container", allowed: MovieContainer.allCases.map(\.rawValue)) { container = MovieContainer(rawValue: c)! }
         if let text = try reader.string("recording.size") {

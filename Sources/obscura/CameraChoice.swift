@@ -17,7 +17,9 @@ enum CameraChoice {
                                                          content: .rawFile(path), pacing: .asFastAsBuffersReturn))
         }
         if let id, id == "synthetic" || id.hasPrefix("synthetic:") {
-            return CaptureDevice(source: SyntheticCamera(id: id == "synthetic" ? "synthetic:0" : id))
+            // Like a Raspberry Pi camera, it has a raw stream (12-bit CSI-2 packed).
+            return CaptureDevice(source: SyntheticCamera(id: id == "synthetic" ? "synthetic:0" : id,
+                                                         rawFormats: [.srggb12CSI2Packed, .srggb12]))
         }
         let devices = try CaptureDevice.devices()
         if let id {

@@ -7,7 +7,7 @@ import ObscuraPhoto
 struct PhotoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "photo",
-        abstract: "Take a photo (JPEG with EXIF) from the camera.",
+        abstract: "Take a photo (JPEG with EXIF, and RAW as DNG) from the camera.",
         discussion: """
         The session runs, the photo is taken from the frame nearest the trigger \
         (zero shutter lag) after --warm-up seconds, and written to --output \
@@ -23,6 +23,8 @@ struct PhotoCommand: AsyncParsableCommand {
     @Option(help: "Seconds the camera runs before the photo (exposure settles).") var warmUp: Double = 0.5
     @Option(help: "An exposure-bias bracket in EV, e.g. -2,0,2 (files NAME-1.jpg, NAME-2.jpg, …).") var bracketEv: String?
     @Option(help: "A manual bracket of milliseconds:ISO shots, e.g. 5:100,10:200,20:400.") var bracketManual: String?
+    @Flag(help: "Also a RAW photo (DNG, same name) from the camera's raw stream.") var raw = false
+    @Flag(help: "Only the RAW photo, no JPEG (implies --raw).") var rawOnly = false
 
     func run() async throws {
         try await Self.reporting {
@@ -39,6 +41,7 @@ struct PhotoCommand: AsyncParsableCommand {
             let chosen = try CameraChoice.applyFormat(device, format: pixelFormat.map { PixelFormat($0) }, size: requestedSize)
             let session = CaptureSession(log: { Log.note($0) })
             let photoOutput = PhotoOutput()
+            photoOutput.isRawCaptureEnabled = raw || rawOnly
             session.beginConfiguration()
             try session.addInput(CaptureDeviceInput(device: device))
             try session.addOutput(photoOutput)
@@ -47,7 +50,13 @@ struct PhotoCommand: AsyncParsableCommand {
             try session.startRunning()
             defer { try? session.stopRunning() }
             try await Task.sleep(for: .milliseconds(Int(warmUp * 1000)))
-            var settings = PhotoSettings(jpegQuality: quality, thumbnailSize: thumbSize)
+            var settings = PhotoSettings(jpegQuality: rawOnly ? nil : quality, thumbnailSize: thumbSize)
+            if raw || rawOnly {
+                guard let format = photoOutput.availableRawPhotoPixelFormats.first else {
+                    throw UserFacingError("--raw: \(device.uniqueID) has no raw stream (a Raspberry Pi camera has one; vimc has none: see `obscura dng` for its raw node)")
+                }
+                settings.rawPixelFormat = format
+            }
             if let bracketEv {
                 settings.bracket = try bracketEv.split(separator: ",").map {
                     guard let ev = Double($0.trimmingCharacters(in: .whitespaces)) else {
@@ -67,18 +76,21 @@ struct PhotoCommand: AsyncParsableCommand {
             }
             let photos = try await photoOutput.capturePhoto(with: settings)
             guard !photos.isEmpty else { throw UserFacingError("the capture gave no photo") }
+            let stemOf = (output as NSString).deletingPathExtension
+            let ext = (output as NSString).pathExtension
             for photo in photos {
-                var name = output
-                if photos.count > 1 {
-                    let ext = (output as NSString).pathExtension
-                    name = (output as NSString).deletingPathExtension + "-\(photo.photoCount)" + (ext.isEmpty ? "" : "." + ext)
-                }
+                // JPEG and DNG of one exposure share a name; a bracket numbers its exposures.
+                let perExposure = (settings.jpegQuality != nil ? 1 : 0) + (settings.rawPixelFormat != nil ? 1 : 0)
+                let exposure = (photo.photoCount - 1) / max(1, perExposure) + 1
+                var name = settings.bracket.count > 1 ? stemOf + "-\(exposure)" : stemOf
+                name += photo.isRawPhoto ? ".dng" : (ext.isEmpty ? ".jpg" : "." + ext)
                 let data = photo.fileDataRepresentation()
                 try data.write(to: URL(fileURLWithPath: name + ".partial"))
                 guard rename(name + ".partial", name) == 0 else { throw UserFacingError("cannot rename \(name).partial to \(name)") }
                 let lag = photo.resolvedSettings.shutterLag.map { String(format: "%.1f ms", $0.seconds * 1000) } ?? "?"
-                let shot = settings.bracket.isEmpty ? "" : ", \(settings.bracket[photo.photoCount - 1])"
-                Log.output("photo \(name): \(photo.pixelSize) JPEG, \(data.count / 1024) KiB, shutter lag \(lag)\(shot)")
+                let shot = settings.bracket.isEmpty ? "" : ", \(settings.bracket[exposure - 1])"
+                let kind = photo.isRawPhoto ? "DNG \(settings.rawPixelFormat.map(\.description) ?? "")" : "JPEG"
+                Log.output("photo \(name): \(photo.pixelSize) \(kind), \(data.count / 1024) KiB, shutter lag \(lag)\(shot)")
             }
         }
     }

@@ -110,6 +110,9 @@ extension VirtualBoardTests {
             exiftool -s -s -s -Make -Model -ImageSize -ThumbnailLength v.jpg
             djpeg v.jpg | head -c 15 | head -2 | tr '\\n' ' '; echo
             rm -f v.jpg
+            # vimc has no raw stream through libcamera: RAW is refused by name, nothing written.
+            .build/debug/obscura photo --size 640x480 --raw --output r.jpg; echo "raw-exit=$?"
+            ls r.jpg r.dng 2>/dev/null | sed 's/^/left /'
             """)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         let lines = result.stdout.split(separator: "\n").map(String.init)
@@ -123,6 +126,9 @@ extension VirtualBoardTests {
         #expect(lines.contains("platform/vimc.0 Sensor B") || lines.contains { $0.contains("Sensor B") })
         #expect(lines.contains("636x480"))
         #expect(lines.contains("P6 636 480 "))
+        #expect(lines.contains("raw-exit=1"), "\(result.stdout)")
+        #expect(result.stderr.contains("has no raw stream"), "\(result.stderr)")
+        #expect(!lines.contains { $0.hasPrefix("left ") })
     }
 }
 }

@@ -109,6 +109,7 @@ extension VirtualBoardTests {
             min_free_space_mb = 16
             [photo]
             folder = "/tmp/svc/photos"
+            raw = true
             [control]
             socket = "/tmp/svc/control.sock"
             T
@@ -127,11 +128,15 @@ extension VirtualBoardTests {
             done
             kill -TERM $p; wait $p
             ls /tmp/svc/photos | sed 's/^/photo-file /'
-            grep -E "recording finished|output queue holds" /tmp/svc/log
+            grep -E "recording finished|output queue holds|raw stream" /tmp/svc/log
             """, timeout: 300)
         let out = result.stdout
         let lines = out.split(separator: "\n").map(String.init)
         #expect(lines.filter { $0.hasPrefix("photo-file ") && $0.hasSuffix(".jpg") }.count == 3, "\(out)\(result.stderr)")
+        // photo.raw on a camera without a raw stream (vimc): said once at start and with each photo, JPEG only.
+        #expect(lines.filter { $0.contains("the camera offers no raw stream") }.count == 1, "\(out)")
+        #expect(lines.filter { $0.contains("photo.raw is set but the camera has no raw stream: JPEG only") }.count == 3, "\(out)")
+        #expect(!lines.contains { $0.hasPrefix("photo-file ") && $0.hasSuffix(".dng") })
         let drops = lines.filter { $0.contains("recording finished") }.compactMap { line in
             line.components(separatedBy: "dropped ").last?.split(separator: ",").first.flatMap { Int($0) }
         }

@@ -31,6 +31,22 @@ import TestSupport
         let container = try runProgram(obscura, ["record", "--duration", "1", "--output", "x.avi"], cwd: packageRoot)
         #expect(container.stderr.contains(".mp4, .mov or .mkv"))
     }
+
+    @Test func photoRawWritesAJPEGAndADNGOfOneExposure() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: obscura), "build first: swift build")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-cli-raw-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let result = try runProgram(obscura, ["photo", "--camera", "synthetic", "--size", "640x480", "--raw",
+                                              "--output", dir + "/p.jpg"], cwd: packageRoot)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("photo \(dir)/p.jpg: 640x480 JPEG"), "\(result.stdout)")
+        #expect(result.stdout.contains("photo \(dir)/p.dng: 640x480 DNG SRGGB12_CSI2P"), "\(result.stdout)")
+        let identify = try runProgram("raw-identify", ["-v", dir + "/p.dng"]).stdout
+        #expect(identify.contains("Full size:    640 x 480") && identify.contains("Filter pattern: RGGB"), "\(identify)")
+        let jpeg = try runProgram("exiftool", ["-s", "-s", "-s", "-ImageSize", dir + "/p.jpg"]).stdout
+        #expect(jpeg == "640x480\n")
+        #expect(!FileManager.default.fileExists(atPath: dir + "/p.dng.partial"))
+    }
 }
 
 /// Kills `obscura record` with SIGKILL at random moments: the partial file

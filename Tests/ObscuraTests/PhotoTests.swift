@@ -224,3 +224,123 @@ private final class Recorder: PhotoCaptureDelegate, @unchecked Sendable {
         try session.stopRunning()
     }
 }
+
+@Suite struct BayerRowTests {
+    @Test func csi2PackedRowsUnpackToTheSamplesTheyHold() {
+        // MIPI RAW10: high bytes of four pixels, then their low bit pairs (pixel 0 lowest).
+        let raw10 = PixelFormat.sbggr10CSI2Packed.info!
+        let packed10: [UInt8] = [0xFF, 0x00, 0x55, 0xAA, 0x93]
+        var out = [UInt16](repeating: 0, count: 4)
+        packed10.withUnsafeBytes { BayerRow.unpack($0.baseAddress!, width: 4, format: raw10, into: &out) }
+        #expect(out == [0x3FF, 0x000, 0x155, 0x2AA])
+        // MIPI RAW12: high bytes of two pixels, then their low nibbles (pixel 0 low).
+        let raw12 = PixelFormat.srggb12CSI2Packed.info!
+        let packed12: [UInt8] = [0xAB, 0x12, 0x3C]
+        var out12 = [UInt16](repeating: 0, count: 2)
+        packed12.withUnsafeBytes { BayerRow.unpack($0.baseAddress!, width: 2, format: raw12, into: &out12) }
+        #expect(out12 == [0xABC, 0x123])
+        // And packing is the inverse, for odd widths too.
+        for info in [raw10, raw12, PixelFormat.srggb12.info!, PixelFormat.srggb8.info!] {
+            let width = 13
+            let samples = (0..<width).map { UInt16(($0 * 977) & ((1 << info.bitDepth) - 1)) }
+            var bytes = [UInt8](repeating: 0, count: info.stride(plane: 0, width: width))
+            bytes.withUnsafeMutableBytes { BayerRow.pack(samples, format: info, into: $0.baseAddress!) }
+            var back = [UInt16](repeating: 0, count: width)
+            bytes.withUnsafeBytes { BayerRow.unpack($0.baseAddress!, width: width, format: info, into: &back) }
+            #expect(back == samples, "\(info.name)")
+        }
+    }
+}
+
+@Suite(.serialized) struct RawPhotoTests {
+    private func rawSession(_ output: PhotoOutput, rawFormats: [PixelFormat] = [.srggb12CSI2Packed, .srggb12]) throws -> CaptureSession {
+        let camera = SyntheticCamera(formats: [.nv12], rawFormats: rawFormats)
+        camera.controlLatencyFrames = 2
+        let session = CaptureSession()
+        session.beginConfiguration()
+        try session.addInput(CaptureDeviceInput(device: CaptureDevice(source: camera)))
+        try session.addOutput(output)
+        try session.setSessionPreset(.vga640x480)
+        try session.commitConfiguration()
+        return session
+    }
+
+    /// Mean of the green samples of the DNG's top-left 64x64 as libraw reads
+    /// them (rawtextdump: black level subtracted).
+    private func greenMean(_ file: String) throws -> Double {
+        let dump = try runProgram("sh", ["-c", "rawtextdump '\(file)' 0 0 1 64 64 | tail -n +3 | awk '{for(i=2;i<=NF;i++) if($i!=\"-\"){s+=$i;n++}} END{print s/n}'"])
+        return Double(dump.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+    }
+
+    @Test func rawAndJPEGOfAThreeShotBracketGiveSixPhotosAndOneFinish() async throws {
+        let output = PhotoOutput()
+        output.isRawCaptureEnabled = true
+        let session = try rawSession(output)
+        try session.startRunning()
+        #expect(output.availableRawPhotoPixelFormats == [.srggb12CSI2Packed, .srggb12])
+        let recorder = Recorder()
+        var settings = PhotoSettings(jpegQuality: 85, rawPixelFormat: .srggb12CSI2Packed)
+        settings.bracket = [.manual(exposure: .microseconds(2500), iso: 100), .manual(exposure: .milliseconds(5), iso: 100),
+                            .manual(exposure: .milliseconds(10), iso: 100)]
+        await output.capturePhoto(with: settings, delegate: recorder)
+        try session.stopRunning()
+        let calls = recorder.calls.withLock { $0 }
+        #expect(calls == ["willBegin", "willCapture", "didFinishProcessing", "didFinishProcessing", "didFinishProcessing",
+                          "didFinishProcessing", "didCapture", "didFinishProcessing", "didFinishProcessing", "didFinishCapture"],
+                "\(calls)")
+        let photos = recorder.photos.withLock { $0 }
+        try #require(photos.count == 6)
+        #expect(photos.map(\.isRawPhoto) == [false, true, false, true, false, true])
+        #expect(photos.map(\.photoCount) == [1, 2, 3, 4, 5, 6])
+        #expect(photos.allSatisfy { $0.resolvedSettings.expectedPhotoCount == 6 })
+        var means: [Double] = []
+        for pair in stride(from: 0, to: 6, by: 2) {
+            let jpeg = photos[pair], raw = photos[pair + 1]
+            // Both photos of an exposure come from one camera request.
+            #expect(jpeg.timestampNanoseconds == raw.timestampNanoseconds)
+            let file = scratch("raw-bracket-\(pair / 2 + 1).dng")
+            try raw.fileDataRepresentation().write(to: URL(fileURLWithPath: file))
+            let identify = try runProgram("raw-identify", ["-v", file])
+            #expect(identify.stdout.contains("Full size:    640 x 480"), "\(identify.stdout)")
+            #expect(identify.stdout.contains("Filter pattern: RGGB"), "\(identify.stdout)")
+            let exif = try runProgram("exiftool", ["-s", "-s", "-s", "-BitsPerSample", "-WhiteLevel", "-BlackLevel", file]).stdout
+            #expect(exif == "16\n4095\n256\n", "\(exif)")
+            means.append(try greenMean(file))
+        }
+        // Each exposure doubles the last: the raw levels above black say so.
+        #expect(means[0] > 10 && means[1] > means[0] * 1.6 && means[2] > means[1] * 1.6, "raw means \(means)")
+        // Unpacking each RAW frame is the one counted copy.
+        #expect(output.copies.copies == 3)
+    }
+
+    @Test func rawIsRefusedWithAReasonWhenTheStreamIsMissing() async throws {
+        // Asked for, but the output never asked the session for the raw stream.
+        let output = PhotoOutput()
+        let session = try rawSession(output)
+        try session.startRunning()
+        await #expect(throws: PhotoError.rawCaptureNotEnabled) {
+            _ = try await output.capturePhoto(with: PhotoSettings(rawPixelFormat: .srggb12CSI2Packed))
+        }
+        await #expect(throws: PhotoError.rawFormatNotOffered(.sbggr10, available: [.srggb12CSI2Packed, .srggb12])) {
+            _ = try await output.capturePhoto(with: PhotoSettings(rawPixelFormat: .sbggr10))
+        }
+        await #expect(throws: PhotoError.nothingToCapture) {
+            _ = try await output.capturePhoto(with: PhotoSettings(jpegQuality: nil))
+        }
+        try session.stopRunning()
+        // A camera with no raw stream at all (like vimc).
+        let plain = PhotoOutput()
+        plain.isRawCaptureEnabled = true
+        let other = try rawSession(plain, rawFormats: [])
+        try other.startRunning()
+        let photos = try await plain.capturePhoto(with: PhotoSettings())
+        #expect(photos.count == 1)
+        do {
+            _ = try await plain.capturePhoto(with: PhotoSettings(rawPixelFormat: .srggb12))
+            Issue.record("RAW from a camera without a raw stream")
+        } catch let error as PhotoError {
+            #expect("\(error)".contains("offers no RAW stream"), "\(error)")
+        }
+        try other.stopRunning()
+    }
+}

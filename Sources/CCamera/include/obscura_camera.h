@@ -136,6 +136,7 @@ typedef struct {
     uint32_t fourcc;       /* 0: the camera's default for the role */
     uint32_t width, height; /* 0: the camera's default */
     uint32_t buffer_count;  /* 0: the camera's default */
+    uint64_t modifier;      /* with fourcc, e.g. MIPI CSI-2 packed raw */
 } oc_stream_request;
 
 /* Camera-wide options applied with the configuration. */
@@ -151,6 +152,7 @@ typedef struct {
     uint32_t frame_size;
     uint32_t buffer_count;
     int32_t colorspace_range; /* 1 full, 0 limited, -1 unknown */
+    uint64_t modifier;
 } oc_stream_result;
 
 /* Validates and applies one configuration for `count` streams. Returns the
