@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "ObscuraGPIO", dependencies: ["CGPIO", "ObscuraSystem"]),
         .target(name: "ObscuraCapture", dependencies: ["ObscuraCamera", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraRecording", dependencies: ["ObscuraCapture", "ObscuraEncoding", "ObscuraMuxing", "ObscuraMedia", "ObscuraSystem"]),
-        .target(name: "ObscuraPhoto", dependencies: ["CImage", "CV4L2", "ObscuraCapture", "ObscuraMedia", "ObscuraSystem"]),
+        .target(name: "ObscuraPhoto", dependencies: ["CImage", "CV4L2", "ObscuraCapture", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraService", dependencies: ["ObscuraPhoto", "ObscuraCapture", "ObscuraRecording", "ObscuraGPIO", "ObscuraMedia", "ObscuraSystem"]),
         .executableTarget(name: "obscura", dependencies: [
             "ObscuraRecording", "ObscuraCapture", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraMedia", "ObscuraService", "ObscuraPhoto",

@@ -7,20 +7,26 @@ public final class PixelConverter {
     private let context: OpaquePointer
     private let source: AVPixelFormat
     private let destination: AVPixelFormat
+    private let sourceSize: PixelSize
     private let size: PixelSize
     private let copies: CopyCounter
 
-    public init(from source: AVPixelFormat, to destination: AVPixelFormat, size: PixelSize, copies: CopyCounter) throws {
+    /// `outputSize` scales too (area averaging when it shrinks); nil keeps the size.
+    public init(from source: AVPixelFormat, to destination: AVPixelFormat, size: PixelSize, outputSize: PixelSize? = nil,
+                copies: CopyCounter) throws {
+        let out = outputSize ?? size
+        let shrinks = out.width < size.width || out.height < size.height
         guard let ctx = sws_getContext(Int32(size.width), Int32(size.height), source,
-                                       Int32(size.width), Int32(size.height), destination,
-                                       Int32(SWS_BILINEAR), nil, nil, nil) else {
+                                       Int32(out.width), Int32(out.height), destination,
+                                       Int32(shrinks ? SWS_AREA : SWS_BILINEAR), nil, nil, nil) else {
             throw FFmpegError(call: "sws_getContext", code: obscura_averror(EINVAL),
-                              detail: "\(String(cString: av_get_pix_fmt_name(source))) → \(String(cString: av_get_pix_fmt_name(destination))) \(size)")
+                              detail: "\(String(cString: av_get_pix_fmt_name(source))) \(size) → \(String(cString: av_get_pix_fmt_name(destination))) \(out)")
         }
         context = ctx
         self.source = source
         self.destination = destination
-        self.size = size
+        self.sourceSize = size
+        self.size = out
         self.copies = copies
     }
 
@@ -46,7 +52,7 @@ public final class PixelConverter {
         }
         let rows = withUnsafeMutableBytes(of: &out.pointee.data) { data in
             withUnsafeMutableBytes(of: &out.pointee.linesize) { lines in
-                sws_scale(context, srcData, srcStride, 0, Int32(size.height),
+                sws_scale(context, srcData, srcStride, 0, Int32(sourceSize.height),
                           data.bindMemory(to: UnsafeMutablePointer<UInt8>?.self).baseAddress,
                           lines.bindMemory(to: Int32.self).baseAddress)
             }
@@ -70,6 +76,7 @@ public final class PixelConverter {
 public final class FrameConverter: @unchecked Sendable {
     public let destination: PixelFormat
     private let copies: CopyCounter
+    private let outputSize: PixelSize?
     private var converter: PixelConverter?
     private var made: (PixelFormat, PixelSize)?
 
@@ -81,20 +88,24 @@ public final class FrameConverter: @unchecked Sendable {
             && sws_isSupportedInput(from) != 0 && sws_isSupportedOutput(to) != 0
     }
 
-    public init(to destination: PixelFormat, copies: CopyCounter) throws {
+    /// `size` scales the frames too (nil: they keep theirs).
+    public init(to destination: PixelFormat, size: PixelSize? = nil, copies: CopyCounter) throws {
         guard destination.info?.ffmpegName != nil else { throw EncoderError.unsupportedInput(destination) }
         self.destination = destination
+        self.outputSize = size
         self.copies = copies
     }
 
-    /// The frame in the destination format (the same frame when it already is).
+    /// The frame in the destination format and size (the same frame when it already is).
     public func convert(_ frame: VideoFrame) throws -> VideoFrame {
-        guard frame.format != destination else { return frame }
+        let size = outputSize ?? frame.size
+        guard frame.format != destination || frame.size != size else { return frame }
         if made == nil || made! != (frame.format, frame.size) {
             guard let s = frame.format.info?.ffmpegName, let d = destination.info?.ffmpegName else {
                 throw EncoderError.unsupportedInput(frame.format)
             }
-            converter = try PixelConverter(from: av_get_pix_fmt(s), to: av_get_pix_fmt(d), size: frame.size, copies: copies)
+            converter = try PixelConverter(from: av_get_pix_fmt(s), to: av_get_pix_fmt(d), size: frame.size, outputSize: size,
+                                           copies: copies)
             made = (frame.format, frame.size)
         }
         let out = try converter!.convert(frame)
@@ -108,11 +119,11 @@ public final class FrameConverter: @unchecked Sendable {
                 }
             }
             guard let data else { break }
-            let rows = destination.info.map { $0.rows(plane: i, height: frame.size.height) } ?? frame.size.height
+            let rows = destination.info.map { $0.rows(plane: i, height: size.height) } ?? size.height
             planes.append(FramePlane(base: UnsafeRawPointer(data), stride: Int(stride), length: Int(stride) * rows))
         }
         let owned = OwnedAVFrame(out)
-        return VideoFrame(format: destination, size: frame.size, planes: planes, sequence: frame.sequence,
+        return VideoFrame(format: destination, size: size, planes: planes, sequence: frame.sequence,
                           timestampNanoseconds: frame.timestampNanoseconds, metadata: frame.metadata,
                           release: { owned.free() })
     }

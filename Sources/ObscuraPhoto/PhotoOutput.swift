@@ -2,6 +2,7 @@ import CImage
 import Dispatch
 import Foundation
 import ObscuraCapture
+import ObscuraEncoding
 import ObscuraMedia
 import ObscuraSystem
 import Synchronization
@@ -19,6 +20,8 @@ public struct PhotoSettings: Sendable, Equatable {
     public var flashMode: FlashMode = .off
     /// An embedded thumbnail of at most this size (EXIF IFD1), or none.
     public var thumbnailSize: PixelSize?
+    /// The processed photo is at most this size: a larger frame is scaled
+    /// down (aspect kept, one counted copy). RAW photos keep the sensor's size.
     public var maxPhotoDimensions: PixelSize?
     /// A bracketed capture: one exposure per shot, in order (empty: one shot
     /// as the camera is set). At most the output's
@@ -183,8 +186,9 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
         }
         return seen
     }
-    /// CPU copies of pixels made for photos: unpacking a raw frame for its DNG
-    /// (JPEGs are compressed straight from the camera's planes).
+    /// CPU copies of pixels made for photos: unpacking a raw frame for its DNG,
+    /// scaling a frame down to maxPhotoDimensions (otherwise JPEGs are
+    /// compressed straight from the camera's planes).
     public let copies = CopyCounter()
     private let rawEnabled = Mutex(false)
     private let busy = Mutex(false)
@@ -236,7 +240,7 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
             try Self.checkRaw(held, settings)
             let fire = flash.map { $0.shouldFire(settings.flashMode, for: held) } ?? false
             let expected = Self.photosPerExposure(settings)
-            var resolved = ResolvedPhotoSettings(uniqueID: settings.uniqueID, photoDimensions: held.size, flashWillFire: fire,
+            var resolved = ResolvedPhotoSettings(uniqueID: settings.uniqueID, photoDimensions: Self.fitted(held.size, settings), flashWillFire: fire,
                                                  expectedPhotoCount: expected, isZeroShutterLag: !fire, shutterLag: nil)
             delegate?.photoOutput(self, willBeginCaptureFor: resolved)
             delegate?.photoOutput(self, willCapturePhotoFor: resolved)
@@ -291,7 +295,7 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
         guard let first = await nextFrame(timeout: .seconds(2)) else { throw PhotoError.noFrames(.seconds(2)) }
         try Self.checkRaw(first, settings)
         let perShot = Self.photosPerExposure(settings)
-        var resolved = ResolvedPhotoSettings(uniqueID: settings.uniqueID, photoDimensions: first.size, flashWillFire: false,
+        var resolved = ResolvedPhotoSettings(uniqueID: settings.uniqueID, photoDimensions: Self.fitted(first.size, settings), flashWillFire: false,
                                              expectedPhotoCount: perShot * settings.bracket.count, isZeroShutterLag: false, shutterLag: nil)
         delegate?.photoOutput(self, willBeginCaptureFor: resolved)
         delegate?.photoOutput(self, willCapturePhotoFor: resolved)
@@ -333,6 +337,14 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
         return photos
     }
 
+    /// The processed photo's size: the frame's, fitted into maxPhotoDimensions
+    /// (aspect kept, even sides).
+    static func fitted(_ size: PixelSize, _ settings: PhotoSettings) -> PixelSize {
+        guard let box = settings.maxPhotoDimensions, size.width > box.width || size.height > box.height else { return size }
+        let scale = min(Double(box.width) / Double(size.width), Double(box.height) / Double(size.height))
+        return PixelSize(width: max(2, Int(Double(size.width) * scale) & ~1), height: max(2, Int(Double(size.height) * scale) & ~1))
+    }
+
     /// JPEG and RAW are each one photo of an exposure.
     static func photosPerExposure(_ settings: PhotoSettings) -> Int {
         (settings.jpegQuality != nil ? 1 : 0) + (settings.rawPixelFormat != nil ? 1 : 0)
@@ -350,9 +362,13 @@ public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
     private func process(_ frame: VideoFrame, _ settings: PhotoSettings, _ resolved: ResolvedPhotoSettings, flashFired: Bool,
                          into photos: inout [Photo], delegate: (any PhotoCaptureDelegate)?) async throws {
         if let quality = settings.jpegQuality {
-            let data = try await offPool { try self.jpeg(frame, quality: quality, settings: settings, flashFired: flashFired) }
+            let size = Self.fitted(frame.size, settings)
+            let data = try await offPool {
+                let source = size == frame.size ? frame : try FrameConverter(to: .yuv420, size: size, copies: self.copies).convert(frame)
+                return try self.jpeg(source, quality: quality, settings: settings, flashFired: flashFired)
+            }
             let photo = Photo(resolvedSettings: resolved, photoCount: photos.count + 1, timestampNanoseconds: frame.timestampNanoseconds,
-                              metadata: frame.metadata, isRawPhoto: false, pixelSize: frame.size, data: data)
+                              metadata: frame.metadata, isRawPhoto: false, pixelSize: size, data: data)
             photos.append(photo)
             delegate?.photoOutput(self, didFinishProcessingPhoto: photo, error: nil)
         }

@@ -344,3 +344,25 @@ private final class Recorder: PhotoCaptureDelegate, @unchecked Sendable {
         try other.stopRunning()
     }
 }
+
+@Suite(.serialized) struct PhotoDimensionsTests {
+    @Test func aPhotoIsScaledDownToTheMaximumDimensionsAndTheCopyCounted() async throws {
+        let output = PhotoOutput()
+        let session = try photoSession(output, format: .bgr888)
+        try session.startRunning()
+        var settings = PhotoSettings(jpegQuality: 90)
+        settings.maxPhotoDimensions = PixelSize(width: 300, height: 300)
+        let photos = try await output.capturePhoto(with: settings)
+        let full = try await output.capturePhoto(with: PhotoSettings(jpegQuality: 90))
+        try session.stopRunning()
+        let photo = try #require(photos.first)
+        #expect(photo.pixelSize == PixelSize(width: 300, height: 224))
+        #expect(photo.resolvedSettings.photoDimensions == PixelSize(width: 300, height: 224))
+        let file = scratch("max-dimensions.jpg")
+        try photo.fileDataRepresentation().write(to: URL(fileURLWithPath: file))
+        #expect(try runProgram("exiftool", ["-s", "-s", "-s", "-ImageSize", file]).stdout == "300x224\n")
+        // One scaling copy for the small photo, none for the full-size one.
+        #expect(full.first?.pixelSize == PixelSize(width: 640, height: 480))
+        #expect(output.copies.copies == 1)
+    }
+}
