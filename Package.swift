@@ -41,15 +41,16 @@ let package = Package(
         .target(name: "ObscuraCapture", dependencies: ["ObscuraCamera", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraRecording", dependencies: ["ObscuraCapture", "ObscuraEncoding", "ObscuraMuxing", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraPhoto", dependencies: ["CImage", "CV4L2", "ObscuraCapture", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
+        .target(name: "ObscuraPreview", dependencies: ["CLibDRM", "CFFmpeg", "ObscuraCapture", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraService", dependencies: ["ObscuraPhoto", "ObscuraCapture", "ObscuraRecording", "ObscuraGPIO", "ObscuraMedia", "ObscuraSystem"]),
         .executableTarget(name: "obscura", dependencies: [
-            "ObscuraRecording", "ObscuraCapture", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraMedia", "ObscuraService", "ObscuraPhoto",
+            "ObscuraRecording", "ObscuraCapture", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraMedia", "ObscuraService", "ObscuraPhoto", "ObscuraPreview",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
 
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "ObscuraTests", dependencies: [
-            "TestSupport", "ObscuraSystem", "ObscuraCapture", "ObscuraRecording", "ObscuraMedia", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraService", "ObscuraPhoto",
+            "TestSupport", "ObscuraSystem", "ObscuraCapture", "ObscuraRecording", "ObscuraMedia", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraService", "ObscuraPhoto", "ObscuraPreview",
         ]),
         .testTarget(name: "BoardTests", dependencies: ["TestSupport"]),
     ],

@@ -11,6 +11,9 @@ public protocol CaptureOutput: AnyObject, Sendable {
     /// Whether the output wants the camera's raw (Bayer) stream configured
     /// beside the processed one; its frames then carry `VideoFrame.raw`.
     var wantsRawStream: Bool { get }
+    /// Frames the output holds beyond its queue (a preview keeps one on
+    /// screen and one in flight); the session adds camera buffers for them.
+    var extraHeldFrames: Int { get }
     /// The session lost its camera for good (unplugged, or silent until given
     /// up). A recording output finalizes what it has.
     func cameraLost()
@@ -20,6 +23,7 @@ public protocol CaptureOutput: AnyObject, Sendable {
 
 extension CaptureOutput {
     public var wantsRawStream: Bool { false }
+    public var extraHeldFrames: Int { 0 }
     public func cameraLost() {}
     public func connected(to device: CaptureDevice?) {}
 }

@@ -285,8 +285,8 @@ public final class CaptureSession: @unchecked Sendable {
         let role: StreamRole = preset == .photo ? .stillCapture : .videoRecording
         let held = connections.reduce(0) { sum, c in
             switch c.output.queue.policy {
-            case .latestOnly, .oneShot: sum + 1
-            case .bounded(let n): sum + n
+            case .latestOnly, .oneShot: sum + 1 + c.output.extraHeldFrames
+            case .bounded(let n): sum + n + c.output.extraHeldFrames
             }
         }
         let request = StreamRequest(role: role, pixelFormat: format.pixelFormat, size: format.dimensions,
@@ -327,7 +327,7 @@ public final class CaptureSession: @unchecked Sendable {
         // Queues share the buffers: one stays with the camera, latest-only and
         // one-shot queues hold one each, bounded queues split the rest.
         let bounded = connections.filter { if case .bounded = $0.output.queue.policy { true } else { false } }
-        let fixed = connections.count - bounded.count
+        let fixed = connections.count - bounded.count + connections.reduce(0) { $0 + $1.output.extraHeldFrames }
         let spare = max(bounded.count, stream.bufferCount - 1 - fixed)
         for c in bounded {
             guard case .bounded(let wanted) = c.output.queue.policy else { continue }

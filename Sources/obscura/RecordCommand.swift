@@ -6,6 +6,7 @@ import ObscuraCapture
 import ObscuraEncoding
 import ObscuraMedia
 import ObscuraMuxing
+import ObscuraPreview
 import ObscuraRecording
 import Synchronization
 
@@ -42,6 +43,7 @@ struct RecordCommand: AsyncParsableCommand {
     @Option(help: "Seconds of video before the trigger to keep (encoded, in memory).") var preRecord: Double?
     @Option(help: "With --pre-record: seconds from start to the trigger (default: the pre-record time); SIGUSR1 triggers earlier.") var triggerAfter: Double?
     @Option(help: "With --pre-record: memory for the buffer, in bytes.") var preRecordBytes: Int = 64 << 20
+    @Flag(help: "Show the camera on a display through KMS while recording (headless when there is none).") var preview = false
 
     func run() async throws {
         try await Self.reporting { try await record() }
@@ -95,6 +97,12 @@ struct RecordCommand: AsyncParsableCommand {
         session.beginConfiguration()
         try session.addInput(CaptureDeviceInput(device: device))
         try session.addOutput(movie)
+        var previewOutput: PreviewOutput?
+        if preview {
+            let output = try PreviewOutput(log: { Log.note($0) })
+            try session.addOutput(output)
+            previewOutput = output
+        }
         try session.setSessionPreset(chosen ? .inputPriority : .high)
         try session.commitConfiguration()
 
@@ -151,6 +159,10 @@ struct RecordCommand: AsyncParsableCommand {
         }
         movie.disarmPreRecording()
         if session.isRunning || session.isInterrupted { try session.stopRunning() }
+        if let previewOutput {
+            previewOutput.stop()
+            PreviewCommand.summary(previewOutput)
+        }
         guard let (reason, p) = summary else { throw UserFacingError("the recording ended without a result") }
         if let why = signals.reason { Log.note(why) }
         guard p.frames > 0 else { throw UserFacingError("the camera delivered no frames; \(output) holds none (\(reason))") }

@@ -1,0 +1,235 @@
+import Dispatch
+import Foundation
+import ObscuraCapture
+import ObscuraMedia
+import ObscuraSystem
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The preview layer of a kiosk with no desktop: frames go straight to a
+/// display plane through KMS.
+///
+/// Added to a session like any output. It shows the newest frame only and
+/// never blocks the camera or a recorder (its queue keeps the latest frame;
+/// a slow display just skips frames). The camera's dmabuf becomes the
+/// framebuffer when a plane takes its format and layout (zero-copy);
+/// otherwise the frame is converted into a small pool of dumb buffers and the
+/// copy counted. With no display, or with another process holding DRM
+/// master, it says so once and stays headless — recording is never blocked —
+/// and tries again when a display is plugged in.
+public final class PreviewOutput: CaptureOutput, @unchecked Sendable {
+    public let queue = FrameQueue(policy: .latestOnly)
+    public var preferredPixelFormat: PixelFormat? { nil }
+    /// Beside the queue's frame, one on screen and one being committed.
+    public var extraHeldFrames: Int { 2 }
+
+    public enum Status: Sendable, Equatable, CustomStringConvertible {
+        case starting
+        /// Card, connector and mode.
+        case showing(String)
+        case headless(String)
+        public var description: String {
+            switch self {
+            case .starting: "starting"
+            case .showing(let what): "showing on \(what)"
+            case .headless(let why): "headless: \(why)"
+            }
+        }
+    }
+
+    public let devicePath: String?
+    public let gravity: PreviewGravity
+    /// Clockwise degrees: 0, 90, 180, 270.
+    public let rotation: Int
+    /// Where on the screen (nil: the whole screen).
+    public let destination: PreviewRect?
+    /// XRGB colour around the frame.
+    public let backgroundColour: UInt32
+    /// CPU copies of pixels made for the preview (conversions).
+    public let copies = CopyCounter()
+    private let log: @Sendable (String) -> Void
+    private let state = Mutex<(status: Status, shown: Int, zeroCopy: Int, converted: Int, cpuNanoseconds: UInt64, failures: Int)>(
+        (.starting, 0, 0, 0, 0, 0))
+    private let work = DispatchQueue(label: "obscura.preview")
+    private var display: Display?   // on `work`
+    private var reported: String?   // on `work`
+    private let replug = Atomic<Bool>(false)
+    private let stopped = Atomic<Bool>(false)
+    private var task: Task<Void, Never>?
+    private var hotplug: HotplugMonitor?
+
+    public init(device: String? = nil, gravity: PreviewGravity = .fit, rotation: Int = 0, destination: PreviewRect? = nil,
+                backgroundColour: UInt32 = 0, log: @escaping @Sendable (String) -> Void = { _ in }) throws {
+        guard [0, 90, 180, 270].contains(rotation) else {
+            throw PreviewError.unsupported("rotation \(rotation) is not one of 0, 90, 180, 270")
+        }
+        devicePath = device
+        self.gravity = gravity
+        self.rotation = rotation
+        self.destination = destination
+        self.backgroundColour = backgroundColour
+        self.log = log
+        hotplug = HotplugMonitor { [weak self] in self?.replug.store(true, ordering: .relaxed) }
+        task = Task.detached { [weak self] in await self?.run() }
+    }
+
+    deinit { stopped.store(true, ordering: .relaxed) }
+
+    public var status: Status { state.withLock { $0.status } }
+    public var framesShown: Int { state.withLock { $0.shown } }
+    public var zeroCopyFrames: Int { state.withLock { $0.zeroCopy } }
+    public var convertedFrames: Int { state.withLock { $0.converted } }
+    /// CPU time the preview spent per shown frame (its thread), in nanoseconds.
+    public var cpuNanosecondsPerFrame: Double {
+        state.withLock { $0.shown == 0 ? 0 : Double($0.cpuNanoseconds) / Double($0.shown) }
+    }
+
+    /// Stops showing and lets the display go (the background stays lit).
+    public func stop() {
+        stopped.store(true, ordering: .relaxed)
+        queue.close()
+        work.sync {
+            display?.stop()
+            display = nil
+        }
+        hotplug?.stop()
+    }
+
+    /// The screen as the display shows it, read back through the writeback
+    /// connector (vkms has one), as RGB bytes.
+    public func readBack() throws -> (size: PixelSize, rgb: [UInt8]) {
+        try work.sync {
+            guard let display else { throw PreviewError.noDisplay("the preview is \(status)") }
+            let (size, pixels) = try display.readBack()
+            var rgb = [UInt8](repeating: 0, count: pixels.count * 3)
+            for (i, p) in pixels.enumerated() {
+                rgb[i * 3] = UInt8((p >> 16) & 0xff)
+                rgb[i * 3 + 1] = UInt8((p >> 8) & 0xff)
+                rgb[i * 3 + 2] = UInt8(p & 0xff)
+            }
+            return (size, rgb)
+        }
+    }
+
+    private func run() async {
+        while !stopped.load(ordering: .relaxed) {
+            guard let frame = await queue.next() else {
+                try? await Task.sleep(for: .milliseconds(50))
+                continue
+            }
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                work.async {
+                    self.present(frame)
+                    done.resume()
+                }
+            }
+        }
+    }
+
+    /// Opens the display now rather than with the first frame (and takes
+    /// DRM master before another client of the card can).
+    public func activate() {
+        work.sync { _ = openIfNeeded() }
+    }
+
+    /// On `work`: a display, or headless (said once per reason).
+    private func openIfNeeded() -> Bool {
+        if replug.exchange(false, ordering: .relaxed) {
+            // A display came or went: pick again (the mode may differ).
+            display?.stop()
+            display = nil
+            reported = nil
+        }
+        if display != nil { return true }
+        if case .headless = status, reported != nil { return false }
+        do {
+            let d = try Display.open(path: devicePath)
+            try d.start(background: backgroundColour)
+            display = d
+            reported = nil
+            state.withLock { $0.status = .showing(d.description) }
+            log("preview on \(d.description)\(d.device.isAtomic ? "" : " (legacy modesetting)")")
+            return true
+        } catch {
+            let why = "\(error)"
+            state.withLock { $0.status = .headless(why) }
+            if reported != why { log("preview off: \(why); recording goes on without it") }
+            reported = why
+            return false
+        }
+    }
+
+    /// On `work`.
+    private func present(_ frame: VideoFrame) {
+        guard openIfNeeded() else { return }
+        let before = Self.threadCPU()
+        do {
+            let path = try display!.show(frame, gravity: gravity, rotation: rotation, area: destination, copies: copies)
+            let spent = Self.threadCPU() &- before
+            state.withLock {
+                $0.shown += 1
+                $0.cpuNanoseconds &+= spent
+                if path == .zeroCopy { $0.zeroCopy += 1 } else { $0.converted += 1 }
+            }
+        } catch {
+            let count = state.withLock { s -> Int in
+                s.failures += 1
+                return s.failures
+            }
+            if count == 1 || count % 100 == 0 { log("preview frame not shown (\(count) so far): \(error)") }
+        }
+    }
+
+    static func threadCPU() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+}
+
+/// Kernel uevents for DRM hot-plug (a display plugged in or out), read from
+/// the kernel's netlink broadcast: no udev daemon needed.
+final class HotplugMonitor: @unchecked Sendable {
+    private let fd: Int32
+    private var thread: Thread?
+    private final class Flag: Sendable { let on = Atomic<Bool>(true) }
+    private let running = Flag()
+
+    init?(_ changed: @escaping @Sendable () -> Void) {
+        let s = socket(AF_NETLINK, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 15 /* NETLINK_KOBJECT_UEVENT */)
+        guard s >= 0 else { return nil }
+        // struct sockaddr_nl { sa_family_t nl_family; unsigned short nl_pad; u32 nl_pid; u32 nl_groups; }
+        var address = [UInt8](repeating: 0, count: 12)
+        address[0] = UInt8(AF_NETLINK & 0xff)
+        address[8] = 1  // group 1: the kernel's uevents
+        let bound = address.withUnsafeBytes { bind(s, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), 12) }
+        guard bound == 0 else {
+            close(s)
+            return nil
+        }
+        var tv = timeval(tv_sec: 0, tv_usec: 500_000)
+        setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        fd = s
+        let running = self.running
+        thread = Thread {
+            var buffer = [UInt8](repeating: 0, count: 8192)
+            while running.on.load(ordering: .relaxed) {
+                let n = recv(s, &buffer, buffer.count, 0)
+                guard n > 0 else { continue }
+                if Self.isDisplayHotplug(Array(buffer[0..<n])) { changed() }
+            }
+            close(s)
+        }
+        thread?.start()
+    }
+
+    /// A uevent is NUL-separated KEY=VALUE fields after a header line.
+    static func isDisplayHotplug(_ message: [UInt8]) -> Bool {
+        let fields = message.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+        return fields.contains("SUBSYSTEM=drm") && fields.contains("HOTPLUG=1")
+    }
+
+    func stop() { running.on.store(false, ordering: .relaxed) }
+}

@@ -1,0 +1,173 @@
+import ArgumentParser
+import Foundation
+import ObscuraCapture
+import ObscuraEncoding
+import ObscuraMedia
+import ObscuraPreview
+
+struct PreviewCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "preview",
+        abstract: "Show the camera on a display through KMS (no desktop needed).",
+        discussion: """
+        Picks the first /dev/dri/card* with a connected display (or --device), \
+        shows the camera for --duration seconds and prints how the frames got \
+        there: zero-copy (the camera's buffer on a plane) or converted (counted \
+        copies). --pattern shows an XRGB8888 test pattern from a second KMS \
+        client's buffer instead of the camera: a display check with no camera. \
+        --writeback saves what the display shows (read back through a \
+        writeback connector, e.g. vkms's) as a PPM image.
+        """)
+
+    @Option(help: "Camera id (see `obscura devices`), or synthetic.") var camera: String?
+    @Option(help: "Frame size, e.g. 640x480.") var size: String?
+    @Option(help: "Camera pixel format fourcc, e.g. NV12.") var pixelFormat: String?
+    @Option(help: "Seconds to show.") var duration: Double = 5
+    @Option(help: "DRM device, e.g. /dev/dri/card1 (default: the first with a display).") var device: String?
+    @Option(help: "fit (letterbox), fill (crop) or stretch.") var gravity: String = "fit"
+    @Option(help: "Clockwise rotation: 0, 90, 180 or 270.") var rotation: Int = 0
+    @Option(help: "Where on the screen, WIDTHxHEIGHT+X+Y (default: all of it).") var destination: String?
+    @Option(help: "Background colour around the frame, RRGGBB.") var background: String = "000000"
+    @Flag(help: "A test pattern from another KMS client's XRGB8888 buffer instead of the camera.") var pattern = false
+    @Option(help: "Pattern size, WIDTHxHEIGHT.") var patternSize: String = "320x240"
+    @Option(help: "Save the screen, read back through the writeback connector, as PPM.") var writeback: String?
+    @Option(help: "Save one camera frame (what the preview shows) as PPM.") var saveFrame: String?
+    @Flag(help: "List the KMS devices, connectors and planes, and exit.") var list = false
+
+    func run() async throws {
+        try await Self.reporting {
+            if list { return try Self.listDevices() }
+            guard let gravity = PreviewGravity(rawValue: gravity) else {
+                throw UserFacingError("--gravity \(self.gravity) is not one of fit, fill, stretch")
+            }
+            let area: PreviewRect? = try destination.map {
+                guard let r = PreviewRect(parsing: $0) else { throw UserFacingError("cannot read --destination \"\($0)\"; write WIDTHxHEIGHT+X+Y") }
+                return r
+            }
+            guard let colour = UInt32(background, radix: 16), background.count == 6 else {
+                throw UserFacingError("cannot read --background \"\(background)\"; write RRGGBB, e.g. 203040")
+            }
+            let preview = try PreviewOutput(device: device, gravity: gravity, rotation: rotation, destination: area,
+                                            backgroundColour: colour, log: { Log.note($0) })
+            defer { preview.stop() }
+            if pattern {
+                try await showPattern(preview)
+            } else {
+                try await showCamera(preview)
+            }
+            if let writeback {
+                let (size, rgb) = try preview.readBack()
+                try Self.writePPM(writeback, size: size, rgb: rgb)
+                Log.output("writeback \(writeback): \(size)")
+            }
+            Self.summary(preview)
+        }
+    }
+
+    static func listDevices() throws {
+        let cards = DRMDevice.cards()
+        if cards.isEmpty { Log.output("no /dev/dri/card* (no KMS driver loaded)") }
+        for card in cards {
+            let device = try DRMDevice(path: card)
+            Log.output("\(card): \(device.driver), \(device.isAtomic ? "atomic" : "legacy")\(device.hasWriteback ? ", writeback" : "")\(device.isMaster ? ", master" : "")")
+            for c in try device.connectors() {
+                let modes = c.modes.prefix(3).map(\.description).joined(separator: " ")
+                Log.output("  connector \(c.name): \(c.isWriteback ? "writeback" : c.isConnected ? "connected" : "disconnected") \(modes)")
+            }
+            for p in try device.planes() {
+                let formats = p.formats.map { FourCC.string($0) }.joined(separator: " ")
+                let rotation = p.properties["rotation"]?.enums.keys.sorted().joined(separator: " ") ?? "none"
+                Log.output("  plane \(p.id) \(p.kind.rawValue): \(formats); rotation: \(rotation)")
+            }
+        }
+    }
+
+    static func summary(_ preview: PreviewOutput) {
+        let shown = preview.framesShown
+        let perFrame = shown == 0 ? 0 : Double(preview.copies.copies) / Double(shown)
+        Log.output(String(format: "preview: %@; %d frames shown (%d zero-copy, %d converted), %.2f copies per frame, %.3f ms CPU per frame",
+                          preview.status.description, shown, preview.zeroCopyFrames, preview.convertedFrames, perFrame,
+                          preview.cpuNanosecondsPerFrame / 1e6))
+    }
+
+    private func showCamera(_ preview: PreviewOutput) async throws {
+        let requestedSize: PixelSize? = try size.map {
+            guard let parsed = PixelSize(parsing: $0) else { throw UserFacingError("cannot read size \"\($0)\"; write WIDTHxHEIGHT") }
+            return parsed
+        }
+        let device = try CameraChoice.device(camera)
+        let chosen = try CameraChoice.applyFormat(device, format: pixelFormat.map { PixelFormat($0) }, size: requestedSize)
+        let session = CaptureSession(log: { Log.note($0) })
+        let grab = VideoDataOutput(pixelFormat: .bgr888, convertsToRequestedFormat: true)
+        session.beginConfiguration()
+        try session.addInput(CaptureDeviceInput(device: device))
+        try session.addOutput(preview)
+        if saveFrame != nil { try session.addOutput(grab) }
+        try session.setSessionPreset(chosen ? .inputPriority : .high)
+        try session.commitConfiguration()
+        try session.startRunning()
+        defer { try? session.stopRunning() }
+        try await Task.sleep(for: .milliseconds(Int(duration * 1000)))
+        if let saveFrame {
+            for await frame in grab.frames {
+                let rgb = frame.withCPUAccess { planes -> [UInt8] in
+                    var out = [UInt8](repeating: 0, count: frame.size.width * frame.size.height * 3)
+                    for y in 0..<frame.size.height {
+                        for x in 0..<frame.size.width * 3 {
+                            out[y * frame.size.width * 3 + x] = planes[0].base.load(fromByteOffset: y * planes[0].stride + x, as: UInt8.self)
+                        }
+                    }
+                    return out
+                }
+                try Self.writePPM(saveFrame, size: frame.size, rgb: rgb)
+                Log.output("frame \(saveFrame): \(frame.size)")
+                break
+            }
+        }
+    }
+
+    /// Frames from a second DRM client: an XRGB8888 dumb buffer it exports as
+    /// a dmabuf, as another program (or a camera ISP) would hand one over.
+    private func showPattern(_ preview: PreviewOutput) async throws {
+        guard let size = PixelSize(parsing: patternSize) else { throw UserFacingError("cannot read --pattern-size \"\(patternSize)\"") }
+        // The preview takes the display (and DRM master) first.
+        preview.activate()
+        let cards = device.map { [$0] } ?? DRMDevice.cards()
+        guard let card = cards.first else { throw UserFacingError("no /dev/dri/card* for the pattern") }
+        let client = try DRMDevice(path: card)
+        if client.isMaster { _ = client.dropMaster() }
+        let buffer = try client.dumbBuffer(size)
+        Self.drawPattern(buffer)
+        let dmabuf = try buffer.exportDmabuf()
+        let plane = FramePlane(base: UnsafeRawPointer(buffer.mapping.base), stride: buffer.pitch, length: buffer.pitch * size.height)
+        let end = Date().addingTimeInterval(duration)
+        var sequence: UInt32 = 0
+        while Date() < end {
+            sequence += 1
+            preview.queue.push(VideoFrame(format: .xrgb8888, size: size, planes: [plane],
+                                          dmabufs: [DmaBufPlane(fd: dmabuf.rawValue, offset: 0, length: buffer.pitch * size.height)],
+                                          sequence: sequence, timestampNanoseconds: UInt64(Date().timeIntervalSince1970 * 1e9)))
+            try await Task.sleep(for: .milliseconds(33))
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        withExtendedLifetime((client, buffer, dmabuf)) {}
+    }
+
+    /// Eight vertical colour bars over a grey ramp.
+    static func drawPattern(_ buffer: DRMDevice.DumbBuffer) {
+        let bars: [UInt32] = [0xFFFFFF, 0xFFFF00, 0x00FFFF, 0x00FF00, 0xFF00FF, 0xFF0000, 0x0000FF, 0x101010]
+        for y in 0..<buffer.size.height {
+            let row = (buffer.mapping.base + y * buffer.pitch).assumingMemoryBound(to: UInt32.self)
+            for x in 0..<buffer.size.width {
+                row[x] = y < buffer.size.height * 3 / 4 ? bars[x * 8 / buffer.size.width]
+                    : UInt32(x * 255 / max(1, buffer.size.width - 1)) * 0x010101
+            }
+        }
+    }
+
+    static func writePPM(_ path: String, size: PixelSize, rgb: [UInt8]) throws {
+        var data = Data("P6\n\(size.width) \(size.height)\n255\n".utf8)
+        data.append(contentsOf: rgb)
+        try data.write(to: URL(fileURLWithPath: path))
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// An RGB image read from a binary PPM.
+private struct PPM {
+    let width: Int
+    let height: Int
+    let rgb: [UInt8]
+
+    init(_ path: String) throws {
+        let data = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        var fields: [String] = []
+        var i = 0
+        while fields.count < 4 {
+            var token = ""
+            while i < data.count, data[i] == 0x20 || data[i] == 0x0a { i += 1 }
+            while i < data.count, data[i] != 0x20 && data[i] != 0x0a { token.append(Character(UnicodeScalar(data[i]))); i += 1 }
+            fields.append(token)
+        }
+        i += 1
+        guard fields[0] == "P6", let w = Int(fields[1]), let h = Int(fields[2]) else { throw CocoaError(.fileReadCorruptFile) }
+        width = w
+        height = h
+        rgb = Array(data[i..<(i + w * h * 3)])
+    }
+
+    func pixel(_ x: Int, _ y: Int) -> (Int, Int, Int) {
+        let o = (y * width + x) * 3
+        return (Int(rgb[o]), Int(rgb[o + 1]), Int(rgb[o + 2]))
+    }
+
+    /// The bounding box of pixels that are not exactly `colour`.
+    func boundingBox(notMatching colour: (Int, Int, Int)) -> (x: Int, y: Int, width: Int, height: Int)? {
+        var minX = width, minY = height, maxX = -1, maxY = -1
+        for y in 0..<height {
+            for x in 0..<width where pixel(x, y) != colour {
+                minX = min(minX, x); maxX = max(maxX, x)
+                minY = min(minY, y); maxY = max(maxY, y)
+            }
+        }
+        return maxX < 0 ? nil : (minX, minY, maxX - minX + 1, maxY - minY + 1)
+    }
+}
+
+private let background = (0x20, 0x30, 0x40)
+
+extension VirtualBoardTests {
+/// The preview on vkms, read back through its writeback connector.
+@Suite struct PreviewBoardTests {
+    let folder = ".build/preview-board"
+
+    /// The share of grid points inside `rect` whose colour matches the
+    /// source frame's pixel at the mapped position (crop, clockwise rotation).
+    private func agreement(_ screen: PPM, _ source: PPM, rect: (x: Int, y: Int, width: Int, height: Int),
+                           crop: (x: Int, y: Int, width: Int, height: Int), rotation: Int) -> Double {
+        var matched = 0, total = 0
+        for gy in 1..<40 {
+            for gx in 1..<40 {
+                let u = Double(gx) / 40, v = Double(gy) / 40
+                let sx = rect.x + Int(u * Double(rect.width)), sy = rect.y + Int(v * Double(rect.height))
+                // On-screen (u, v) back to the frame's own orientation.
+                let (fu, fv): (Double, Double) = switch rotation {
+                case 90: (v, 1 - u)
+                case 180: (1 - u, 1 - v)
+                case 270: (1 - v, u)
+                default: (u, v)
+                }
+                let px = crop.x + Int(fu * Double(crop.width)), py = crop.y + Int(fv * Double(crop.height))
+                let a = screen.pixel(sx, sy), b = source.pixel(px, py)
+                if abs(a.0 - b.0) <= 40 && abs(a.1 - b.1) <= 40 && abs(a.2 - b.2) <= 40 { matched += 1 }
+                total += 1
+            }
+        }
+        return Double(matched) / Double(total)
+    }
+
+    @Test func theCameraFrameIsOnScreenInEachGravityAndRotation() throws {
+        try? FileManager.default.removeItem(atPath: packageRoot + "/" + folder)
+        try FileManager.default.createDirectory(atPath: packageRoot + "/" + folder, withIntermediateDirectories: true)
+        let cases = ["fit 0", "fill 0", "stretch 0", "fit 90"]
+        let script = cases.map { c -> String in
+            let parts = c.split(separator: " ")
+            let name = "\(parts[0])-\(parts[1])"
+            return """
+                .build/debug/obscura preview --size 640x480 --duration 2 --gravity \(parts[0]) --rotation \(parts[1]) \
+                --background 203040 --writeback \(folder)/screen-\(name).ppm --save-frame \(folder)/frame-\(name).ppm || exit 1
+                """
+        }.joined(separator: "\n")
+        let result = try VirtualBoard.run(script, timeout: 300)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let summaries = result.stdout.split(separator: "\n").filter { $0.hasPrefix("preview: showing on /dev/dri/card0 (vkms) Virtual-1 1024x768") }
+        #expect(summaries.count == cases.count, "\(result.stdout)")
+        // vimc's BGR888 is no format a vkms plane takes: every frame converted, one copy each (two when rotated).
+        #expect(summaries.prefix(3).allSatisfy { $0.contains("1.00 copies per frame") && $0.contains("(0 zero-copy") }, "\(summaries)")
+        #expect(summaries.last?.contains("2.00 copies per frame") == true)
+        let full = (x: 0, y: 0, width: 636, height: 480)
+        // Expected rectangles for 636x480 on 1024x768.
+        let expected: [String: (rect: (x: Int, y: Int, width: Int, height: Int), crop: (x: Int, y: Int, width: Int, height: Int), rotation: Int)] = [
+            "fit-0": ((3, 0, 1018, 768), full, 0),
+            "fill-0": ((0, 0, 1024, 768), (0, 2, 636, 476), 0),
+            "stretch-0": ((0, 0, 1024, 768), full, 0),
+            "fit-90": ((222, 0, 580, 768), full, 90),
+        ]
+        for (name, e) in expected.sorted(by: { $0.key < $1.key }) {
+            let screen = try PPM(packageRoot + "/\(folder)/screen-\(name).ppm")
+            let frame = try PPM(packageRoot + "/\(folder)/frame-\(name).ppm")
+            #expect(screen.width == 1024 && screen.height == 768 && frame.width == 636 && frame.height == 480)
+            if e.rect.width < 1024 {
+                let box = screen.boundingBox(notMatching: background)
+                #expect(box.map { $0 == e.rect } == true, "\(name): the frame covers \(String(describing: box)), expected \(e.rect)")
+            } else {
+                #expect(screen.pixel(0, 0) != background && screen.pixel(1023, 767) != background, "\(name) leaves background showing")
+            }
+            let share = agreement(screen, frame, rect: e.rect, crop: e.crop, rotation: e.rotation)
+            #expect(share >= 0.85, "\(name): \(Int(share * 100)) % of the screen's samples match the camera frame")
+            // And the comparison can tell: a wrong orientation does not match.
+            let wrong = agreement(screen, frame, rect: e.rect, crop: e.crop, rotation: (e.rotation + 180) % 360)
+            #expect(wrong < 0.7, "\(name): a frame turned 180° also matches (\(Int(wrong * 100)) %)")
+        }
+    }
+
+    @Test func anotherClientsXRGBBufferIsShownWithoutACopyAndMasterIsNotStolen() throws {
+        try FileManager.default.createDirectory(atPath: packageRoot + "/" + folder, withIntermediateDirectories: true)
+        let result = try VirtualBoard.run("""
+            .build/debug/obscura preview --pattern --pattern-size 320x240 --destination 320x240+100+50 --background 203040 \
+                --duration 12 --writeback \(folder)/pattern.ppm > \(folder)/pattern.out 2>&1 &
+            p=$!
+            sleep 5
+            # The display is taken: a recording with a preview goes on headless.
+            .build/debug/obscura record --preview --duration 2 --size 640x480 --output /tmp/m.mp4 || echo "record failed"
+            ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of default=nw=1 /tmp/m.mp4
+            wait $p
+            cat \(folder)/pattern.out
+            """, timeout: 300)
+        let out = result.stdout
+        #expect(result.status == 0, "\(out)\(result.stderr)")
+        #expect(result.stderr.contains("preview off: another process holds DRM master on /dev/dri/card0"), "\(result.stderr)")
+        #expect(out.contains("preview: headless: another process holds DRM master"))
+        let frames = out.split(separator: "\n").first { $0.hasPrefix("nb_read_frames=") }.flatMap { Int($0.dropFirst(15)) } ?? 0
+        #expect(frames >= 20, "the recording beside a held display has \(frames) frames")
+        let summary = try #require(out.split(separator: "\n").first { $0.hasPrefix("preview: showing") }, "\(out)")
+        #expect(summary.contains("0.00 copies per frame") && summary.contains("0 converted"), "\(summary)")
+        let screen = try PPM(packageRoot + "/\(folder)/pattern.ppm")
+        let box = screen.boundingBox(notMatching: background)
+        #expect(box.map { $0 == (100, 50, 320, 240) } == true, "the pattern covers \(String(describing: box))")
+        // The bars arrive exactly: no conversion touched them.
+        let bars = [(255, 255, 255), (255, 255, 0), (0, 255, 255), (0, 255, 0), (255, 0, 255), (255, 0, 0), (0, 0, 255), (16, 16, 16)]
+        for (i, bar) in bars.enumerated() {
+            #expect(screen.pixel(100 + 20 + 40 * i, 50 + 60) == bar, "bar \(i)")
+        }
+    }
+
+    @Test func withoutADisplayTheRecordingGoesOnHeadless() throws {
+        let result = try VirtualBoard.run("""
+            .build/debug/obscura record --preview --duration 2 --size 640x480 --output /tmp/h.mp4 || echo "record failed"
+            ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of default=nw=1 /tmp/h.mp4
+            """, options: ["--without", "vkms"])
+        #expect(result.status == 0)
+        #expect(result.stderr.contains("preview off: no display for the preview: no /dev/dri/card*"), "\(result.stderr)")
+        #expect(!result.stdout.contains("record failed"))
+        let frames = result.stdout.split(separator: "\n").first { $0.hasPrefix("nb_read_frames=") }.flatMap { Int($0.dropFirst(15)) } ?? 0
+        #expect(frames >= 20, "\(result.stdout)")
+    }
+}
+}
