@@ -273,7 +273,10 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
             metadata.frameDuration = .nanoseconds(Int64(frameDuration))
             for (name, values) in controls { metadata.values[name] = values }
             // Both frames of a request hold it: the slot comes back when the last goes.
-            let lease = SlotLease { [weak self, planes] in self?.giveBack(index, planes: planes) }
+            // A frame keeps the file mapping it points into alive.
+            let lease = SlotLease { [weak self, planes, contentMapping] in
+                withExtendedLifetime(contentMapping) { self?.giveBack(index, planes: planes) }
+            }
             var raw: VideoFrame?
             if let rawConfig, index < rawBuffers.count {
                 let exposure = (metadata.exposureTime?.seconds ?? 0.01) * (metadata.analogueGain ?? 1)

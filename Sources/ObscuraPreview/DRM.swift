@@ -1,4 +1,5 @@
 import CLibDRM
+import Foundation
 import ObscuraMedia
 import ObscuraSystem
 #if canImport(Glibc)
@@ -147,6 +148,17 @@ public final class DRMDevice: @unchecked Sendable {
                               possibleCRTCs: p.pointee.possible_crtcs, properties: props))
         }
         return list
+    }
+
+    /// Property ids by object and name, looked up once (ids never change).
+    private var propertyIDs: [UInt32: [String: UInt32]] = [:]
+    private let propertyLock = NSLock()
+
+    func propertyID(_ object: UInt32, type: UInt32, _ name: String) -> UInt32? {
+        propertyLock.lock()
+        defer { propertyLock.unlock() }
+        if propertyIDs[object] == nil { propertyIDs[object] = properties(of: object, type: type).mapValues(\.id) }
+        return propertyIDs[object]?[name]
     }
 
     public func properties(of object: UInt32, type: UInt32) -> [String: Property] {
@@ -301,8 +313,6 @@ public final class DRMDevice: @unchecked Sendable {
     public final class AtomicRequest {
         let request: OpaquePointer
         let device: DRMDevice
-        private var cache: [UInt32: [String: Property]] = [:]
-        private var types: [UInt32: UInt32] = [:]
 
         init(device: DRMDevice) throws {
             guard let r = drmModeAtomicAlloc() else { throw SystemError.errno("drmModeAtomicAlloc") }
@@ -315,9 +325,8 @@ public final class DRMDevice: @unchecked Sendable {
         /// Sets `name` on an object; returns false when the object lacks it.
         @discardableResult
         public func set(_ object: UInt32, type: UInt32, _ name: String, _ value: UInt64) -> Bool {
-            if cache[object] == nil { cache[object] = device.properties(of: object, type: type) }
-            guard let property = cache[object]?[name] else { return false }
-            return drmModeAtomicAddProperty(request, object, property.id, value) >= 0
+            guard let id = device.propertyID(object, type: type, name) else { return false }
+            return drmModeAtomicAddProperty(request, object, id, value) >= 0
         }
 
         public func commit(flags: UInt32) throws {

@@ -137,9 +137,17 @@ public final class PreviewOutput: CaptureOutput, @unchecked Sendable {
     /// On `work`: a display, or headless (said once per reason).
     private func openIfNeeded() -> Bool {
         if replug.exchange(false, ordering: .relaxed) {
-            // A display came or went: pick again (the mode may differ).
-            display?.stop()
-            display = nil
+            // Something changed on a DRM device: if our display is gone or its
+            // mode changed, pick again; a headless preview tries again.
+            if let d = display {
+                let now = (try? d.device.connectors())?.first { $0.id == d.connector.id }
+                let preferred = now.flatMap { $0.modes.first(where: \.isPreferred) ?? $0.modes.first }
+                if now?.isConnected != true || preferred?.description != d.mode.description {
+                    log("the display changed (\(now.map { $0.isConnected ? "mode \(preferred?.description ?? "none")" : "disconnected" } ?? "gone")): picking again")
+                    d.stop()
+                    display = nil
+                }
+            }
             reported = nil
         }
         if display != nil { return true }
@@ -190,7 +198,8 @@ public final class PreviewOutput: CaptureOutput, @unchecked Sendable {
 }
 
 /// Kernel uevents for DRM hot-plug (a display plugged in or out), read from
-/// the kernel's netlink broadcast: no udev daemon needed.
+/// the kernel's netlink broadcast: no udev daemon needed. The preview then
+/// checks whether its display is still connected in the same mode.
 final class HotplugMonitor: @unchecked Sendable {
     private let fd: Int32
     private var thread: Thread?
@@ -225,10 +234,12 @@ final class HotplugMonitor: @unchecked Sendable {
         thread?.start()
     }
 
-    /// A uevent is NUL-separated KEY=VALUE fields after a header line.
+    /// A uevent is NUL-separated KEY=VALUE fields after a header line. A
+    /// display plugged in or out is a "change" of a DRM device (HOTPLUG=1
+    /// from the driver; a synthetic one from `echo change > …/uevent`).
     static func isDisplayHotplug(_ message: [UInt8]) -> Bool {
         let fields = message.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-        return fields.contains("SUBSYSTEM=drm") && fields.contains("HOTPLUG=1")
+        return fields.contains("SUBSYSTEM=drm") && fields.contains("ACTION=change")
     }
 
     func stop() { running.on.store(false, ordering: .relaxed) }

@@ -151,6 +151,28 @@ extension VirtualBoardTests {
         }
     }
 
+    /// vkms cannot be unplugged, but its connector can be forced off and on
+    /// (sysfs), with the uevent a real hot-plug sends synthesised.
+    @Test func aDisplayUnpluggedAndPluggedBackIsPickedAgain() throws {
+        let result = try VirtualBoard.run("""
+            .build/debug/obscura preview --size 640x480 --duration 14 > /tmp/p.out 2>&1 &
+            sleep 6
+            echo off > /sys/class/drm/card0-Virtual-1/status; echo change > /sys/class/drm/card0/uevent
+            sleep 3
+            echo on > /sys/class/drm/card0-Virtual-1/status; echo change > /sys/class/drm/card0/uevent
+            wait
+            cat /tmp/p.out
+            """, timeout: 300)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        let events = lines.filter { $0.contains("preview on") || $0.contains("preview off") || $0.contains("display changed") }
+        #expect(events.count == 4, "\(result.stdout)")
+        #expect(events.first?.contains("preview on /dev/dri/card0 (vkms) Virtual-1 1024x768") == true)
+        #expect(events.dropFirst().first?.contains("the display changed (disconnected)") == true)
+        #expect(events.dropFirst(2).first?.contains("no connected display (Virtual-1 disconnected)") == true)
+        #expect(events.last?.contains("preview on /dev/dri/card0 (vkms) Virtual-1 1024x768") == true)
+        #expect(lines.contains { $0.hasPrefix("preview: showing on") }, "\(result.stdout)")
+    }
+
     @Test func withoutADisplayTheRecordingGoesOnHeadless() throws {
         let result = try VirtualBoard.run("""
             .build/debug/obscura record --preview --duration 2 --size 640x480 --output /tmp/h.mp4 || echo "record failed"
