@@ -6,6 +6,7 @@ import ObscuraGPIO
 import ObscuraMedia
 import ObscuraMuxing
 import ObscuraPhoto
+import ObscuraPreview
 import ObscuraRecording
 import ObscuraSystem
 import Synchronization
@@ -30,6 +31,8 @@ public struct ServiceStatus: Sendable, Codable, Equatable {
     public var recordings = 0
     public var photos = 0
     public var preRecordSeconds = 0.0
+    /// The preview's state ("showing on …", "headless: …"), when enabled.
+    public var preview: String?
 }
 
 /// The kiosk recorder: buttons, LEDs, a camera session with a movie output,
@@ -64,6 +67,7 @@ public actor RecorderService {
     private var session: CaptureSession?
     private var movie: MovieFileOutput?
     private var photoOutput: PhotoOutput?
+    private var previewOutput: PreviewOutput?
     private var device: CaptureDevice?
     private var recordingTask: Task<Void, Never>?
     private var recordingStarted: ContinuousClock.Instant?
@@ -223,6 +227,14 @@ public actor RecorderService {
             try session.addInput(CaptureDeviceInput(device: device))
             try session.addOutput(movie)
             try session.addOutput(photo)
+            if configuration.previewEnabled {
+                if previewOutput == nil {
+                    previewOutput = try PreviewOutput(device: configuration.previewDevice,
+                                                      gravity: PreviewGravity(rawValue: configuration.previewGravity) ?? .fit,
+                                                      rotation: configuration.previewRotation, log: log)
+                }
+                try session.addOutput(previewOutput!)
+            }
             if let format = device.format(pixelFormat: pixelFormat, size: size) {
                 try device.withConfigurationLock { try $0.setActiveFormat(format) }
                 try session.setSessionPreset(.inputPriority)
@@ -452,6 +464,7 @@ public actor RecorderService {
             s.droppedFrames = 0
         }
         s.freeBytes = StorageKeeper.freeBytes(configuration.recordingsFolder)
+        s.preview = previewOutput.map { "\($0.status)" }
         return s
     }
 

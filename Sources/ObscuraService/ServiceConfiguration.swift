@@ -26,6 +26,12 @@ import ObscuraMuxing
 /// folder = "/var/lib/obscura/photos"
 /// raw = false                     # also a DNG from the camera's raw stream (if it has one)
 ///
+/// [preview]
+/// enabled = false                 # the camera on the attached display (KMS); headless if none
+/// device = "/dev/dri/card1"       # default: the first card with a connected display
+/// gravity = "fit"                 # fit, fill, stretch
+/// rotation = 0                    # 0, 90, 180, 270 (clockwise)
+///
 /// [control]
 /// socket = "/run/obscura/control.sock"
 /// ```
@@ -46,6 +52,10 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var minFreeSpaceBytes = 256 << 20
     public var quotaBytes = 0
     public var controlSocket = "/run/obscura/control.sock"
+    public var previewEnabled = false
+    public var previewDevice: String?
+    public var previewGravity = "fit"
+    public var previewRotation = 0
 
     public static let defaultPath = "/etc/obscura/obscura.toml"
 
@@ -75,6 +85,16 @@ public struct ServiceConfiguration: Sendable, Equatable {
         minFreeSpaceBytes = (try reader.int("recording.min_free_space_mb", range: 0...1_000_000) ?? 256) << 20
         quotaBytes = (try reader.int("recording.quota_mb", range: 0...100_000_000) ?? 0) << 20
         controlSocket = try reader.string("control.socket") ?? controlSocket
+        previewEnabled = try reader.bool("preview.enabled") ?? false
+        previewDevice = try reader.string("preview.device")
+        previewGravity = try reader.string("preview.gravity", allowed: ["fit", "fill", "stretch"]) ?? "fit"
+        if let r = try reader.int("preview.rotation") {
+            guard [0, 90, 180, 270].contains(r) else {
+                throw ConfigurationError(file: path, line: reader.document.values["preview.rotation"]?.line, key: "preview.rotation",
+                                         message: "\(r) is not one of 0, 90, 180, 270")
+            }
+            previewRotation = r
+        }
         for (key, value) in [("recording.folder", recordingsFolder), ("photo.folder", photosFolder), ("control.socket", controlSocket)]
         where !value.hasPrefix("/") {
             throw ConfigurationError(file: path, line: reader.document.values[key]?.line, key: key,

@@ -88,6 +88,29 @@ extension VirtualBoardTests {
         #expect(killedFrames > 40, "the killed recording plays \(killedFrames) frames")
         #expect(!out.contains(".partial"))
     }
+
+    @Test func theServiceShowsThePreviewAndStillRecords() throws {
+        let result = try VirtualBoard.run("""
+            export PATH=$PATH:$(pwd)/board/virtual
+            sed -i 's/^enabled = false/enabled = true/' /etc/obscura/obscura.toml
+            systemctl restart obscura
+            for i in $(seq 100); do obscura status 2>/dev/null | grep -q "^preview: showing" && break; sleep 0.3; done
+            obscura status | sed 's/^/status: /'
+            gpio-sim press record-button; sleep 0.15; gpio-sim release record-button
+            sleep 4
+            gpio-sim press record-button; sleep 0.15; gpio-sim release record-button
+            for i in $(seq 100); do journalctl -u obscura | grep -q "recording finished" && break; sleep 0.2; done
+            for f in /var/lib/obscura/recordings/*.mp4; do
+                echo "file=$f frames=$(ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
+            done
+            journalctl -u obscura --no-pager -o cat | grep -E "preview" | sed 's/^/journal: /'
+            """, timeout: 400, options: ["--systemd"])
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains("status: preview: showing on /dev/dri/card0 (vkms) Virtual-1 1024x768@60"), "\(result.stdout)\(result.stderr)")
+        #expect(lines.contains("journal: obscura: preview on /dev/dri/card0 (vkms) Virtual-1 1024x768@60"))
+        let frames = lines.first { $0.hasPrefix("file=") }.flatMap { $0.split(separator: "=").last.flatMap { Int($0) } } ?? 0
+        #expect(frames > 30, "the recording beside the preview plays \(frames) frames")
+    }
 }
 }
 
