@@ -60,7 +60,7 @@ final class Display {
     var screen: PreviewRect { PreviewRect(x: 0, y: 0, width: mode.width, height: mode.height) }
 
     /// Opens the first card with a connected display (or `path`), as master.
-    static func open(path: String?) throws -> Display {
+    static func open(path: String?, connector wanted: String? = nil, overlay useOverlay: Bool = true) throws -> Display {
         let candidates = path.map { [$0] } ?? DRMDevice.cards()
         guard !candidates.isEmpty else { throw PreviewError.noDisplay("no /dev/dri/card* (no KMS driver loaded)") }
         var reasons: [String] = []
@@ -70,7 +70,9 @@ final class Display {
             do { device = try DRMDevice(path: card) } catch { reasons.append("\(card): \(error)"); continue }
             let connectors: [DRMDevice.Connector]
             do { connectors = try device.connectors() } catch { reasons.append("\(card): \(error)"); continue }
-            guard let connector = connectors.first(where: { $0.isConnected && !$0.isWriteback && !$0.modes.isEmpty }) else {
+            let usable = connectors.filter { $0.isConnected && !$0.isWriteback && !$0.modes.isEmpty }
+            // The named connector when it is connected, else the first that is.
+            guard let connector = usable.first(where: { $0.name == wanted }) ?? usable.first else {
                 let listed = connectors.filter { !$0.isWriteback }.map { "\($0.name) \($0.isConnected ? "connected, no modes" : "disconnected")" }
                 reasons.append("\(card) (\(device.driver)): no connected display\(listed.isEmpty ? "" : " (" + listed.joined(separator: ", ") + ")")")
                 continue
@@ -79,13 +81,13 @@ final class Display {
                 masterHeld = card
                 continue
             }
-            return try Display(device: device, connector: connector, connectors: connectors)
+            return try Display(device: device, connector: connector, connectors: connectors, useOverlay: useOverlay)
         }
         if let masterHeld { throw PreviewError.notMaster(masterHeld) }
         throw PreviewError.noDisplay(reasons.joined(separator: "; "))
     }
 
-    private init(device: DRMDevice, connector: DRMDevice.Connector, connectors: [DRMDevice.Connector]) throws {
+    private init(device: DRMDevice, connector: DRMDevice.Connector, connectors: [DRMDevice.Connector], useOverlay: Bool) throws {
         self.device = device
         self.connector = connector
         mode = connector.modes.first(where: \.isPreferred) ?? connector.modes[0]
@@ -99,7 +101,7 @@ final class Display {
             throw PreviewError.noDisplay("\(device.path): no primary plane for CRTC \(crtc)")
         }
         self.primary = primary
-        overlay = planes.first { $0.kind == .overlay && $0.takes(.xrgb8888) } ?? planes.first { $0.kind == .overlay }
+        overlay = !useOverlay ? nil : planes.first { $0.kind == .overlay && $0.takes(.xrgb8888) } ?? planes.first { $0.kind == .overlay }
         writeback = device.hasWriteback ? connectors.first { $0.isWriteback && $0.possibleCRTCs & (1 << UInt32(index)) != 0 } : nil
     }
 

@@ -40,6 +40,10 @@ public final class PreviewOutput: CaptureOutput, @unchecked Sendable {
     }
 
     public let devicePath: String?
+    /// The connector to prefer (e.g. "HDMI-A-1"); the first connected one otherwise.
+    public let connectorName: String?
+    /// Frames on an overlay plane over the background (true) or on the primary plane.
+    public let usesOverlay: Bool
     public let gravity: PreviewGravity
     /// Clockwise degrees: 0, 90, 180, 270.
     public let rotation: Int
@@ -60,12 +64,15 @@ public final class PreviewOutput: CaptureOutput, @unchecked Sendable {
     private var task: Task<Void, Never>?
     private var hotplug: HotplugMonitor?
 
-    public init(device: String? = nil, gravity: PreviewGravity = .fit, rotation: Int = 0, destination: PreviewRect? = nil,
+    public init(device: String? = nil, connector: String? = nil, overlay: Bool = true, gravity: PreviewGravity = .fit,
+                rotation: Int = 0, destination: PreviewRect? = nil,
                 backgroundColour: UInt32 = 0, log: @escaping @Sendable (String) -> Void = { _ in }) throws {
         guard [0, 90, 180, 270].contains(rotation) else {
             throw PreviewError.unsupported("rotation \(rotation) is not one of 0, 90, 180, 270")
         }
         devicePath = device
+        connectorName = connector
+        usesOverlay = overlay
         self.gravity = gravity
         self.rotation = rotation
         self.destination = destination
@@ -153,7 +160,7 @@ public final class PreviewOutput: CaptureOutput, @unchecked Sendable {
         if display != nil { return true }
         if case .headless = status, reported != nil { return false }
         do {
-            let d = try Display.open(path: devicePath)
+            let d = try Display.open(path: devicePath, connector: connectorName, overlay: usesOverlay)
             try d.start(background: backgroundColour)
             display = d
             reported = nil

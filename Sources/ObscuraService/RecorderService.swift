@@ -229,7 +229,9 @@ public actor RecorderService {
             try session.addOutput(photo)
             if configuration.previewEnabled {
                 if previewOutput == nil {
-                    previewOutput = try PreviewOutput(device: configuration.previewDevice,
+                    previewOutput = try PreviewOutput(device: configuration.previewDevice ?? (profile.previewDevice.isEmpty ? nil : profile.previewDevice),
+                                                      connector: profile.previewConnector.isEmpty ? nil : profile.previewConnector,
+                                                      overlay: profile.previewPlane != "primary",
                                                       gravity: PreviewGravity(rawValue: configuration.previewGravity) ?? .fit,
                                                       rotation: configuration.previewRotation, log: log)
                 }

@@ -24,6 +24,8 @@ struct PreviewCommand: AsyncParsableCommand {
     @Option(help: "Camera pixel format fourcc, e.g. NV12.") var pixelFormat: String?
     @Option(help: "Seconds to show.") var duration: Double = 5
     @Option(help: "DRM device, e.g. /dev/dri/card1 (default: the first with a display).") var device: String?
+    @Option(help: "Connector to prefer, e.g. HDMI-A-1 (default: the first connected).") var connector: String?
+    @Option(help: "Plane for the frames: overlay (over the background) or primary.") var plane: String = "overlay"
     @Option(help: "fit (letterbox), fill (crop) or stretch.") var gravity: String = "fit"
     @Option(help: "Clockwise rotation: 0, 90, 180 or 270.") var rotation: Int = 0
     @Option(help: "Where on the screen, WIDTHxHEIGHT+X+Y (default: all of it).") var destination: String?
@@ -47,7 +49,8 @@ struct PreviewCommand: AsyncParsableCommand {
             guard let colour = UInt32(background, radix: 16), background.count == 6 else {
                 throw UserFacingError("cannot read --background \"\(background)\"; write RRGGBB, e.g. 203040")
             }
-            let preview = try PreviewOutput(device: device, gravity: gravity, rotation: rotation, destination: area,
+            guard ["overlay", "primary"].contains(plane) else { throw UserFacingError("--plane \(plane) is not one of overlay, primary") }
+            let preview = try PreviewOutput(device: device, connector: connector, overlay: plane == "overlay", gravity: gravity, rotation: rotation, destination: area,
                                             backgroundColour: colour, log: { Log.note($0) })
             defer { preview.stop() }
             if pattern {

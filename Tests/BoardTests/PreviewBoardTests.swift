@@ -78,12 +78,12 @@ extension VirtualBoardTests {
     @Test func theCameraFrameIsOnScreenInEachGravityAndRotation() throws {
         try? FileManager.default.removeItem(atPath: packageRoot + "/" + folder)
         try FileManager.default.createDirectory(atPath: packageRoot + "/" + folder, withIntermediateDirectories: true)
-        let cases = ["fit 0", "fill 0", "stretch 0", "fit 90"]
+        let cases = ["fit 0 overlay", "fill 0 overlay", "stretch 0 overlay", "fit 0 primary", "fit 90 overlay"]
         let script = cases.map { c -> String in
             let parts = c.split(separator: " ")
-            let name = "\(parts[0])-\(parts[1])"
+            let name = "\(parts[0])-\(parts[1])\(parts[2] == "primary" ? "-primary" : "")"
             return """
-                .build/debug/obscura preview --size 640x480 --duration 2 --gravity \(parts[0]) --rotation \(parts[1]) \
+                .build/debug/obscura preview --size 640x480 --duration 2 --gravity \(parts[0]) --rotation \(parts[1]) --plane \(parts[2]) \
                 --background 203040 --writeback \(folder)/screen-\(name).ppm --save-frame \(folder)/frame-\(name).ppm || exit 1
                 """
         }.joined(separator: "\n")
@@ -92,12 +92,13 @@ extension VirtualBoardTests {
         let summaries = result.stdout.split(separator: "\n").filter { $0.hasPrefix("preview: showing on /dev/dri/card0 (vkms) Virtual-1 1024x768") }
         #expect(summaries.count == cases.count, "\(result.stdout)")
         // vimc's BGR888 is no format a vkms plane takes: every frame converted, one copy each (two when rotated).
-        #expect(summaries.prefix(3).allSatisfy { $0.contains("1.00 copies per frame") && $0.contains("(0 zero-copy") }, "\(summaries)")
+        #expect(summaries.prefix(4).allSatisfy { $0.contains("1.00 copies per frame") && $0.contains("(0 zero-copy") }, "\(summaries)")
         #expect(summaries.last?.contains("2.00 copies per frame") == true)
         let full = (x: 0, y: 0, width: 636, height: 480)
         // Expected rectangles for 636x480 on 1024x768.
         let expected: [String: (rect: (x: Int, y: Int, width: Int, height: Int), crop: (x: Int, y: Int, width: Int, height: Int), rotation: Int)] = [
             "fit-0": ((3, 0, 1018, 768), full, 0),
+            "fit-0-primary": ((3, 0, 1018, 768), full, 0),
             "fill-0": ((0, 0, 1024, 768), (0, 2, 636, 476), 0),
             "stretch-0": ((0, 0, 1024, 768), full, 0),
             "fit-90": ((222, 0, 580, 768), full, 90),
