@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "ObscuraSystem", dependencies: ["CSystem"]),
         .target(name: "ObscuraMedia", dependencies: ["ObscuraSystem"]),
         .target(name: "ObscuraCamera", dependencies: ["CCamera", "ObscuraMedia", "ObscuraSystem"]),
-        .target(name: "ObscuraEncoding", dependencies: ["CFFmpeg", "ObscuraMedia", "ObscuraSystem"]),
+        .target(name: "ObscuraEncoding", dependencies: ["CFFmpeg", "CV4L2", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraMuxing", dependencies: ["CFFmpeg", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraGPIO", dependencies: ["CGPIO", "ObscuraSystem"]),
         .target(name: "ObscuraCapture", dependencies: ["ObscuraCamera", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),

@@ -5,6 +5,9 @@ import ObscuraSystem
 /// Video codecs Obscura encodes.
 public enum VideoCodec: String, Sendable, CaseIterable, CustomStringConvertible {
     case h264, hevc, prores422, mjpeg
+    /// vicodec's codec (a V4L2 test codec), for the hardware path off a real
+    /// board; written as an elementary stream.
+    case fwht
     public var description: String { rawValue }
 
     /// Camera formats the codec may record from, nil for any. ProRes 422 is
@@ -95,6 +98,10 @@ public protocol VideoEncoder: AnyObject {
     func encode(_ frame: VideoFrame, ptsMicroseconds: Int64, keyframe: Bool) throws -> [EncodedPacket]
     /// Drains the encoder.
     func finish() throws -> [EncodedPacket]
+    /// Whether frames reach the encoder without a CPU copy of their pixels.
+    var isZeroCopy: Bool { get }
+    /// Counts the frames encoded and every CPU copy of their pixels.
+    var copies: CopyCounter { get }
 }
 
 /// Codec parameters handed from an encoder to a muxer.
@@ -151,6 +158,7 @@ public final class LibavVideoEncoder: VideoEncoder {
         case .hevc: "libx265"
         case .prores422: "prores_aw"
         case .mjpeg: "mjpeg"
+        case .fwht: "fwht (V4L2 only)"
         }
     }
 

@@ -10,12 +10,16 @@ import Glibc
 /// Movie containers.
 public enum MovieContainer: String, Sendable, CaseIterable {
     case mp4, mov, mkv
+    /// No container: the encoder's packets one after another (an H.264
+    /// Annex B stream, or a codec no container knows, such as FWHT).
+    case elementary
 
     var formatName: String {
         switch self {
         case .mp4: "mp4"
         case .mov: "mov"
         case .mkv: "matroska"
+        case .elementary: "data"
         }
     }
 
@@ -25,6 +29,7 @@ public enum MovieContainer: String, Sendable, CaseIterable {
         case "mp4", "m4v": self = .mp4
         case "mov": self = .mov
         case "mkv": self = .mkv
+        case "fwht", "h264", "264", "hevc", "265", "es": self = .elementary
         default: return nil
         }
     }
@@ -70,7 +75,7 @@ public final class MovieWriter {
             try check(avio_open(&ctx.pointee.pb, partialPath, AVIO_FLAG_WRITE), "avio_open", partialPath)
             var options: OpaquePointer?
             defer { av_dict_free(&options) }
-            if let fragmentDuration {
+            if let fragmentDuration, container != .elementary {
                 let micros = fragmentDuration.components.seconds * 1_000_000 + fragmentDuration.components.attoseconds / 1_000_000_000_000
                 if container == .mkv {
                     // Matroska is written cluster by cluster: short clusters
@@ -80,8 +85,8 @@ public final class MovieWriter {
                     av_dict_set(&options, "movflags", "+frag_keyframe+empty_moov+default_base_moof", 0)
                     av_dict_set(&options, "frag_duration", String(micros), 0)
                 }
-                syncer = DataSyncer(path: partialPath, interval: fragmentDuration)
             }
+            if let fragmentDuration { syncer = DataSyncer(path: partialPath, interval: fragmentDuration) }
             // Hand every completed fragment to the kernel at once, so a killed
             // process loses at most the fragment being built.
             ctx.pointee.flags |= 0x0200 // AVFMT_FLAG_FLUSH_PACKETS

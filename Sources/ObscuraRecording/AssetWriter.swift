@@ -345,13 +345,13 @@ extension VideoDataOutput {
         let bitRate: Int? = switch codec {
         case .h264: Int(pixelsPerSecond * 0.1)
         case .hevc: Int(pixelsPerSecond * 0.06)
-        case .prores422, .mjpeg: nil
+        case .prores422, .mjpeg, .fwht: nil
         }
         let profile: String? = switch codec {
         case .h264: "high"
         case .hevc: "main"
         case .prores422: "2"
-        case .mjpeg: nil
+        case .mjpeg, .fwht: nil
         }
         return VideoEncoderSettings(codec: codec, size: format.dimensions, frameRate: rate, averageBitRate: bitRate,
                                     maxKeyFrameInterval: max(1, Int(rate.rounded())), profile: profile)

@@ -23,6 +23,8 @@ public struct MovieSettings: Sendable, Equatable {
     public var container: MovieContainer?
     /// Encoder threads; 0: the encoder decides (x264: 1.5 per core).
     public var threads = 0
+    /// Encoders to try, in order: a V4L2 hardware encoder, then libavcodec.
+    public var encoders: [EncoderKind] = [.software]
     public init() {}
 
     func encoderSettings(size: PixelSize) -> VideoEncoderSettings {
@@ -83,6 +85,8 @@ public struct RecordingProgress: Sendable, Equatable {
     public var encoder = ""
     /// How frames reach the encoder: wrapped without a copy, or converted (with the cost).
     public var path = ""
+    /// Which encoder was chosen and why (hardware, or the fallback and what declined).
+    public var encoderChoice = ""
     /// Video at the start of the file that came from the pre-record buffer
     /// (recorded before the recording was started).
     public var preRoll: Duration = .zero
@@ -134,6 +138,7 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
         var buffering: Task<Carry?, Never>?
         var handOver = false
         var bufferStatus = PreRecordStatus()
+        var encoderChoice = ""
     }
 
     struct PreRecordArm {
@@ -146,7 +151,7 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
     /// its timeline, and the buffered packets. Ownership moves: the buffering
     /// task has ended before the recording task touches any of it.
     struct Carry: @unchecked Sendable {
-        let encoder: LibavVideoEncoder
+        let encoder: any VideoEncoder
         let epoch: UInt64
         let lastPTS: Int64
         let lastTimestamp: UInt64
@@ -208,7 +213,7 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
 
     /// Fills the pre-record buffer until disarmed or asked to hand over.
     private func buffer(_ arm: PreRecordArm) async -> Carry? {
-        var encoder: LibavVideoEncoder?
+        var encoder: (any VideoEncoder)?
         var epoch: UInt64 = 0
         var lastPTS: Int64 = -1
         var lastTimestamp: UInt64 = 0
@@ -240,7 +245,10 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
             }
             do {
                 if encoder == nil {
-                    encoder = try LibavVideoEncoder(settings: arm.settings.encoderSettings(size: frame.size), input: frame.format, copies: copies)
+                    let made = try VideoEncoders.make(settings: arm.settings.encoderSettings(size: frame.size), firstFrame: frame,
+                                                      preference: arm.settings.encoders, copies: copies)
+                    encoder = made.encoder
+                    state.withLock { $0.encoderChoice = made.choice }
                     epoch = frame.timestampNanoseconds
                     format = frame.format
                     size = frame.size
@@ -345,7 +353,7 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
     /// packets open the file and its timeline goes on.
     private func run(path: String, container: MovieContainer, settings: MovieSettings, carry: Carry?,
                      events: AsyncStream<RecordingEvent>.Continuation) async -> RecordingFinishReason {
-        var encoder: LibavVideoEncoder? = carry?.encoder
+        var encoder: (any VideoEncoder)? = carry?.encoder
         var writer: MovieWriter?
         // Encoder time is camera time minus `first` minus the pauses, in µs.
         var first: UInt64? = carry?.epoch
@@ -391,10 +399,14 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
             state.withLock { $0.progress = p }
         }
 
-        func describe(_ made: LibavVideoEncoder, _ frameFormat: PixelFormat, _ size: PixelSize) {
+        func describe(_ made: any VideoEncoder, _ frameFormat: PixelFormat, _ size: PixelSize) {
             progress.size = size
             progress.encoder = made.name
-            if made.isZeroCopy {
+            progress.encoderChoice = state.withLock { $0.encoderChoice }
+            if let hardware = made as? V4L2MemoryToMemoryEncoder {
+                progress.path = hardware.importsDmabufs ? "\(frameFormat) imported by dmabuf, no CPU copy"
+                    : "copied into the encoder's buffers, one CPU copy per frame"
+            } else if made.isZeroCopy {
                 progress.path = "\(frameFormat) wrapped without copying"
             } else if let from = frameFormat.info, let to = PixelFormat.yuv420.info {
                 progress.path = "converted, one CPU copy per frame: "
@@ -403,7 +415,7 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
         }
 
         /// Opens the file at `packet` (a keyframe): it becomes time zero.
-        func open(at packet: EncodedPacket, encoder: LibavVideoEncoder) throws {
+        func open(at packet: EncodedPacket, encoder: any VideoEncoder) throws {
             fileBase = packet.dts
             segmentBase = packet.dts
             nextBoundary = segmentLength.map { packet.pts + $0 } ?? .max
@@ -414,7 +426,7 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
         }
 
         /// Writes one packet, starting the next segment at a boundary keyframe.
-        func write(_ packet: EncodedPacket, encoder: LibavVideoEncoder) throws {
+        func write(_ packet: EncodedPacket, encoder: any VideoEncoder) throws {
             if writer == nil {
                 guard packet.isKeyframe else { return }
                 try open(at: packet, encoder: encoder)
@@ -484,8 +496,10 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
             }
             do {
                 if encoder == nil {
-                    encoder = try LibavVideoEncoder(settings: settings.encoderSettings(size: frame.size),
-                                                    input: frame.format, copies: copies)
+                    let made = try VideoEncoders.make(settings: settings.encoderSettings(size: frame.size), firstFrame: frame,
+                                                      preference: settings.encoders, copies: copies)
+                    encoder = made.encoder
+                    state.withLock { $0.encoderChoice = made.choice }
                 }
                 if progress.size == nil { describe(encoder!, frame.format, frame.size) }
                 let start = first ?? frame.timestampNanoseconds

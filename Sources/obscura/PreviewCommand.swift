@@ -113,16 +113,7 @@ struct PreviewCommand: AsyncParsableCommand {
         try await Task.sleep(for: .milliseconds(Int(duration * 1000)))
         if let saveFrame {
             for await frame in grab.frames {
-                let rgb = frame.withCPUAccess { planes -> [UInt8] in
-                    var out = [UInt8](repeating: 0, count: frame.size.width * frame.size.height * 3)
-                    for y in 0..<frame.size.height {
-                        for x in 0..<frame.size.width * 3 {
-                            out[y * frame.size.width * 3 + x] = planes[0].base.load(fromByteOffset: y * planes[0].stride + x, as: UInt8.self)
-                        }
-                    }
-                    return out
-                }
-                try Self.writePPM(saveFrame, size: frame.size, rgb: rgb)
+                try FrameFile.writePPM(saveFrame, frame: frame)
                 Log.output("frame \(saveFrame): \(frame.size)")
                 break
             }
@@ -169,8 +160,29 @@ struct PreviewCommand: AsyncParsableCommand {
     }
 
     static func writePPM(_ path: String, size: PixelSize, rgb: [UInt8]) throws {
+        try FrameFile.writePPM(path, size: size, rgb: rgb)
+    }
+}
+
+/// Frames as files, for checking what a command showed or recorded.
+enum FrameFile {
+    static func writePPM(_ path: String, size: PixelSize, rgb: [UInt8]) throws {
         var data = Data("P6\n\(size.width) \(size.height)\n255\n".utf8)
         data.append(contentsOf: rgb)
         try data.write(to: URL(fileURLWithPath: path))
+    }
+
+    /// A BGR888 (bytes R, G, B) frame as PPM.
+    static func writePPM(_ path: String, frame: VideoFrame) throws {
+        guard frame.format == .bgr888 else { throw UserFacingError("cannot save a \(frame.format) frame as PPM") }
+        let rgb = frame.withCPUAccess { planes -> [UInt8] in
+            let row = frame.size.width * 3
+            var out = [UInt8](repeating: 0, count: row * frame.size.height)
+            out.withUnsafeMutableBytes { o in
+                for y in 0..<frame.size.height { memcpy(o.baseAddress! + y * row, planes[0].base + y * planes[0].stride, row) }
+            }
+            return out
+        }
+        try writePPM(path, size: frame.size, rgb: rgb)
     }
 }

@@ -44,6 +44,8 @@ struct RecordCommand: AsyncParsableCommand {
     @Option(help: "With --pre-record: seconds from start to the trigger (default: the pre-record time); SIGUSR1 triggers earlier.") var triggerAfter: Double?
     @Option(help: "With --pre-record: memory for the buffer, in bytes.") var preRecordBytes: Int = 64 << 20
     @Flag(help: "Show the camera on a display through KMS while recording (headless when there is none).") var preview = false
+    @Option(help: "Encoder: auto (a V4L2 hardware encoder, else libavcodec), v4l2m2m (hardware only) or software.") var encoder: String = "auto"
+    @Option(help: "Save the first frame as PPM (to compare with what was recorded).") var saveFrame: String?
 
     func run() async throws {
         try await Self.reporting { try await record() }
@@ -54,12 +56,12 @@ struct RecordCommand: AsyncParsableCommand {
         let fileType: MovieContainer
         if let container {
             guard let named = MovieContainer(rawValue: container) else {
-                throw UserFacingError("unknown container \"\(container)\"; allowed: mp4, mov, mkv")
+                throw UserFacingError("unknown container \"\(container)\"; allowed: mp4, mov, mkv, elementary")
             }
             fileType = named
         } else {
             guard let fromName = MovieContainer(pathExtension: (output as NSString).pathExtension) else {
-                throw UserFacingError("cannot tell the container from \"\(output)\"; use a name ending in .mp4, .mov or .mkv, or --container")
+                throw UserFacingError("cannot tell the container from \"\(output)\"; use a name ending in .mp4, .mov or .mkv (or .h264/.fwht for an elementary stream), or --container")
             }
             fileType = fromName
         }
@@ -71,6 +73,15 @@ struct RecordCommand: AsyncParsableCommand {
         }
         guard let videoCodec = VideoCodec(rawValue: codec) else {
             throw UserFacingError("unknown codec \"\(codec)\"; allowed: \(VideoCodec.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        let encoders: [EncoderKind] = switch encoder {
+        case "auto": [.hardware, .software]
+        case "v4l2m2m", "hardware": [.hardware]
+        case "software", "libavcodec": [.software]
+        default: throw UserFacingError("unknown encoder \"\(encoder)\"; allowed: auto, v4l2m2m, software")
+        }
+        if videoCodec == .fwht && fileType != .elementary {
+            throw UserFacingError("fwht has no container; write it as an elementary stream (a name ending in .fwht)")
         }
         let requestedSize: PixelSize? = try size.map {
             guard let parsed = PixelSize(parsing: $0) else { throw UserFacingError("cannot read size \"\($0)\"; write it as WIDTHxHEIGHT, e.g. 1280x720") }
@@ -97,6 +108,8 @@ struct RecordCommand: AsyncParsableCommand {
         session.beginConfiguration()
         try session.addInput(CaptureDeviceInput(device: device))
         try session.addOutput(movie)
+        let grab = VideoDataOutput(pixelFormat: .bgr888, convertsToRequestedFormat: true)
+        if saveFrame != nil { try session.addOutput(grab) }
         var previewOutput: PreviewOutput?
         if preview {
             let output = try PreviewOutput(log: { Log.note($0) })
@@ -113,6 +126,7 @@ struct RecordCommand: AsyncParsableCommand {
         settings.threads = threads
         settings.nominalFrameRate = device.cameraDescription.frameRateRange?.upperBound ?? frameRate
         settings.container = fileType
+        settings.encoders = encoders
 
         let signals = SignalStop { movie.stopRecording() }
         defer { signals.cancel() }
@@ -146,7 +160,15 @@ struct RecordCommand: AsyncParsableCommand {
             switch event {
             case .started:
                 let p = movie.progress
-                Log.note("encoder \(p.encoder) (software, libavcodec); frames \(p.path)")
+                Log.note("encoder \(p.encoder); frames \(p.path) [\(p.encoderChoice)]")
+                if let saveFrame {
+                    for await frame in grab.frames {
+                        try FrameFile.writePPM(saveFrame, frame: frame)
+                        Log.note("frame saved: \(saveFrame)")
+                        break
+                    }
+                    grab.queue.setAccepting(false)
+                }
             case .segmentFinished(let path):
                 Log.note("segment finished: \(path)")
             case .progress(let p):
@@ -165,6 +187,7 @@ struct RecordCommand: AsyncParsableCommand {
         }
         guard let (reason, p) = summary else { throw UserFacingError("the recording ended without a result") }
         if let why = signals.reason { Log.note(why) }
+        if p.frames == 0, case .error(let why) = reason { throw UserFacingError("nothing recorded: \(why)") }
         guard p.frames > 0 else { throw UserFacingError("the camera delivered no frames; \(output) holds none (\(reason))") }
         let length = p.duration.seconds + (p.frameRate > 0 ? 1 / p.frameRate : 0)
         print("recorded \(output): \(p.frames) frames, \(p.size.map(\.description) ?? "?") \(p.encoder), "

@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+import ObscuraEncoding
+import ObscuraMedia
+
+struct DecodeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "decode",
+        abstract: "Decode an elementary stream with the board's V4L2 hardware decoder.",
+        discussion: """
+        Reads an elementary stream (e.g. a .fwht recording made by the hardware \
+        encoder on the virtual board) and writes the decoded frames one after \
+        another as raw pixels (e.g. BGR888: bytes R, G, B). Prints the frame count.
+        """)
+
+    @Option(help: "The stream to decode.") var input: String
+    @Option(help: "Its codec.") var codec: String = "fwht"
+    @Option(help: "Frame size, WIDTHxHEIGHT.") var size: String
+    @Option(help: "Pixel format of the decoded frames (fourcc), e.g. BG24.") var pixelFormat: String = "BG24"
+    @Option(help: "Where to write the frames (raw).") var output: String
+
+    func run() async throws {
+        try await Self.reporting {
+            guard let codec = VideoCodec(rawValue: codec) else { throw UserFacingError("unknown codec \"\(codec)\"") }
+            guard let size = PixelSize(parsing: size) else { throw UserFacingError("cannot read size \"\(size)\"") }
+            let stream = try Data(contentsOf: URL(fileURLWithPath: input))
+            let decoder = try V4L2MemoryToMemoryDecoder(codec: codec, format: PixelFormat(pixelFormat), size: size)
+            var frames: [Data] = []
+            var offset = 0
+            while offset < stream.count {
+                let end = min(stream.count, offset + 256 << 10)
+                frames += try decoder.decode(stream.subdata(in: offset..<end))
+                offset = end
+            }
+            frames += try decoder.finish()
+            var out = Data()
+            for f in frames { out.append(f) }
+            try out.write(to: URL(fileURLWithPath: output))
+            Log.output("decoded \(frames.count) frames \(size) \(PixelFormat(pixelFormat)) with \(decoder.node) into \(output)")
+        }
+    }
+}
