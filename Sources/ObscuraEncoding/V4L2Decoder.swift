@@ -137,10 +137,8 @@ public final class V4L2MemoryToMemoryDecoder {
         while true {
             let r = om_dequeue_buffer(fd.rawValue, mp, Int32(OM_CAPTURE), Int32(OM_MMAP), &done, &err, err.count)
             if r == -EAGAIN || r == -EPIPE { break }
-            if getenv("OBSCURA_DEBUG_M2M") != nil && r < 0 { FileHandle.standardError.write(Data("m2m decode: dqbuf \(r)\n".utf8)) }
             if r < 0 { throw V4L2EncoderError.call("\(node): " + Self.text(err)) }
             let mapping = output[Int(done.index)]
-            if getenv("OBSCURA_DEBUG_M2M") != nil { FileHandle.standardError.write(Data("m2m decode: index \(done.index) bytes \(done.bytes_used) flags \(String(done.flags, radix: 16))\n".utf8)) }
             if done.bytes_used > 0 && done.flags & UInt32(OM_FLAG_ERROR) == 0 {
                 var frame = Data(count: info.bytesPerFrame(width: size.width, height: size.height))
                 frame.withUnsafeMutableBytes { out in

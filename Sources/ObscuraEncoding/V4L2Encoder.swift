@@ -327,7 +327,6 @@ public final class V4L2MemoryToMemoryEncoder: VideoEncoder {
         queued.insert(slot)
         if importsDmabufs { slots[slot] = frame }  // held until the driver is done reading it
         packets += try collect(wait: 0)
-        if getenv("OBSCURA_DEBUG_M2M") != nil { FileHandle.standardError.write(Data("m2m: queued slot \(slot) pts \(ptsMicroseconds), queued \(queued.sorted()), packets \(packets.count)\n".utf8)) }
         return packets
     }
 

@@ -68,6 +68,7 @@ public actor RecorderService {
     private var movie: MovieFileOutput?
     private var photoOutput: PhotoOutput?
     private var previewOutput: PreviewOutput?
+    private var lastEncoderLine = ""
     private var device: CaptureDevice?
     private var recordingTask: Task<Void, Never>?
     private var recordingStarted: ContinuousClock.Instant?
@@ -282,6 +283,10 @@ public actor RecorderService {
         s.averageBitRate = configuration.bitRate ?? profile.bitRate
         s.preset = profile.preset
         s.nominalFrameRate = configuration.frameRate ?? profile.frameRate
+        // The profile's order (e.g. the Pi 4's hardware encoder, then libx264).
+        var kinds: [EncoderKind] = []
+        for name in profile.encoders { if let k = EncoderKind(name: name), !kinds.contains(k) { kinds.append(k) } }
+        s.encoders = kinds.isEmpty ? [.software] : kinds
         return s
     }
 
@@ -338,7 +343,12 @@ public actor RecorderService {
                 log("recording finished: \(path), \(p.frames) frames, \(String(format: "%.1f", p.duration.seconds)) s, "
                     + "dropped \(p.droppedFrames), camera skipped \(p.skippedFrames), \(reason)")
                 recordingFinished(reason)
-            case .started: break
+            case .started:
+                // One line: which encoder, how frames reach it, and why it was chosen.
+                if let p = movie?.progress, !p.encoder.isEmpty, p.encoder != lastEncoderLine {
+                    lastEncoderLine = p.encoder
+                    log("encoder \(p.encoder); frames \(p.path) [\(p.encoderChoice)]")
+                }
             }
         }
     }

@@ -71,6 +71,9 @@ extension VirtualBoardTests {
         let photos = lines.filter { $0.hasPrefix("photo=") }
         #expect(photos.count == 1 && photos.first?.contains("Obscura 636x480") == true, "\(photos)")
         #expect(out.contains("journal: obscura: photo /var/lib/obscura/photos/"))
+        // The profile asks for the hardware encoder first: vicodec has no H.264, so libx264, and the log says why.
+        #expect(out.contains("journal: obscura: encoder libx264; frames converted"), "\(out)")
+        #expect(out.contains("[software encoder libx264 (libavcodec); hardware: no V4L2 memory-to-memory encoder makes h264"))
         #expect(lines.contains("nobody-status=1"))
         #expect(lines.contains("socket=660:obscura dir=750:obscura"))
         #expect(lines.contains("flash-led=1"))  // auto → on: steady

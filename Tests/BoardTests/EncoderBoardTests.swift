@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+import TestSupport
+
+extension VirtualBoardTests {
+/// The hardware encoder path: vimc's frames (BGR888 dmabufs from libcamera)
+/// imported into vicodec's V4L2 encoder, decoded again by vicodec's decoder.
+@Suite struct EncoderBoardTests {
+    let folder = ".build/encoder-board"
+
+    /// PSNR in dB of two equally long byte buffers.
+    private func psnr(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Double {
+        var sum = 0.0
+        for (x, y) in zip(a, b) {
+            let d = Double(x) - Double(y)
+            sum += d * d
+        }
+        let mse = sum / Double(max(1, min(a.count, b.count)))
+        return mse == 0 ? 99 : 10 * log10(255 * 255 / mse)
+    }
+
+    @Test(arguments: ["single-planar", "multi-planar"])
+    func cameraDmabufsGoIntoVicodecWithoutACopyAndDecodeBack(api: String) throws {
+        let dir = packageRoot + "/\(folder)/\(api)"
+        try? FileManager.default.removeItem(atPath: dir)
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let reload = api == "multi-planar"
+            ? "rmmod vicodec && insmod $OBSCURA_BOARD_CACHE/modules/vicodec.ko multiplanar=1 && sleep 1"
+            : "true"
+        let result = try VirtualBoard.run("""
+            \(reload) || { echo "reload failed"; exit 1; }
+            o=.build/debug/obscura
+            $o record --encoder v4l2m2m --codec fwht --size 648x480 --duration 3 --output /tmp/v.fwht \
+                --save-frame \(folder)/\(api)/reference.ppm || exit 1
+            $o decode --input /tmp/v.fwht --size 648x480 --pixel-format BG24 --output \(folder)/\(api)/decoded.rgb || exit 1
+            # A size the driver adjusts is refused by name, and nothing is left behind.
+            $o record --encoder v4l2m2m --codec fwht --size 636x480 --duration 1 --output /tmp/bad.fwht; echo "bad-exit=$?"
+            ls /tmp/bad.fwht /tmp/bad.fwht.partial 2>/dev/null | sed 's/^/left /'
+            """, timeout: 300)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let out = result.stdout, err = result.stderr
+        // One line says which encoder and why; the path has no CPU copy.
+        #expect(err.contains("encoder vicodec fwht (V4L2 memory-to-memory, /dev/video3); frames BGR888 imported by dmabuf, no CPU copy"), "\(err)")
+        #expect(err.contains("[hardware encoder vicodec (/dev/video3): camera dmabufs imported, no CPU copy"))
+        let recorded = try #require(out.split(separator: "\n").first { $0.hasPrefix("recorded /tmp/v.fwht") }.map(String.init), "\(out)")
+        #expect(recorded.contains("CPU copies per frame 0.00"), "\(recorded)")
+        let frames = try #require(recorded.components(separatedBy: ": ").dropFirst().first.flatMap { Int($0.split(separator: " ")[0]) })
+        #expect(frames > 30, "\(recorded)")
+        // Stop drained every frame: the decoder gets back as many as were recorded.
+        #expect(out.contains("decoded \(frames) frames 648x480 BGR888 with vicodec (/dev/video4)"), "\(out)")
+        // Every decoded frame is the camera's picture (vimc's bars; only its clock text moves).
+        let decoded = try [UInt8](Data(contentsOf: URL(fileURLWithPath: dir + "/decoded.rgb")))
+        let reference = try [UInt8](Data(contentsOf: URL(fileURLWithPath: dir + "/reference.ppm")))
+        let frameBytes = 648 * 480 * 3
+        let pixels = reference.suffix(frameBytes)
+        #expect(decoded.count == frames * frameBytes)
+        var worst = 99.0
+        for k in 0..<min(frames, decoded.count / frameBytes) {
+            worst = min(worst, psnr(decoded[(k * frameBytes)..<((k + 1) * frameBytes)], pixels))
+        }
+        #expect(worst > 25, "the worst decoded frame is \(worst) dB from the camera's")
+        // The check can tell: red and blue swapped would not pass.
+        var swapped = Array(pixels)
+        for i in stride(from: 0, to: swapped.count, by: 3) { swapped.swapAt(i, i + 2) }
+        #expect(psnr(decoded[0..<frameBytes], swapped[...]) < 15)
+        #expect(out.contains("bad-exit=1"))
+        #expect(err.contains("vicodec (/dev/video3) rejects 636x480 (VIDIOC_S_FMT answered 640x480); it takes 640x360 to 4096x2160 in steps of 8x8"), "\(err)")
+        #expect(!out.contains("left "))
+    }
+
+    @Test func withoutAHardwareH264EncoderTheRecordingFallsBackAndSaysWhy() throws {
+        let result = try VirtualBoard.run("""
+            .build/debug/obscura record --encoder auto --codec h264 --size 640x480 --duration 1 --output /tmp/f.mp4 || exit 1
+            ffprobe -v error -show_entries stream=codec_name -of default=nw=1 /tmp/f.mp4
+            """)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stderr.contains("[software encoder libx264 (libavcodec); hardware: no V4L2 memory-to-memory encoder makes h264 (found: vicodec (/dev/video3)"),
+                "\(result.stderr)")
+        #expect(result.stdout.contains("codec_name=h264"))
+    }
+}
+}
