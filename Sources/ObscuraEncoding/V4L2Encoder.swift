@@ -1,6 +1,7 @@
 import CFFmpeg
 import CV4L2
 import Foundation
+import Synchronization
 import ObscuraMedia
 import ObscuraSystem
 #if canImport(Glibc)
@@ -18,6 +19,18 @@ public struct V4L2CodecNode: Sendable, Equatable, CustomStringConvertible {
     public let outputs: [UInt32]
 
     public var description: String { "\(driver) (\(path))" }
+
+    /// The memory-to-memory devices, found once per process (codec devices
+    /// are part of the board; a recording should not wait for the scan).
+    public static func discovered() -> [V4L2CodecNode] {
+        cache.withLock { found in
+            if let found { return found }
+            let nodes = all()
+            found = nodes
+            return nodes
+        }
+    }
+    private static let cache = Mutex<[V4L2CodecNode]?>(nil)
 
     /// Every /dev/video* that is a memory-to-memory device.
     public static func all() -> [V4L2CodecNode] {
@@ -124,7 +137,7 @@ public final class V4L2MemoryToMemoryEncoder: VideoEncoder {
 
     /// The first node that encodes `codec` from `input` frames, or an error
     /// saying what each node does.
-    public static func findNode(codec: VideoCodec, input: PixelFormat, nodes: [V4L2CodecNode] = V4L2CodecNode.all()) throws -> V4L2CodecNode {
+    public static func findNode(codec: VideoCodec, input: PixelFormat, nodes: [V4L2CodecNode] = V4L2CodecNode.discovered()) throws -> V4L2CodecNode {
         let coded = V4L2CodecNode.codedFourCC(codec)
         let encoders = nodes.filter { $0.outputs.contains(coded) && !$0.inputs.contains(coded) }
         guard let first = encoders.first else {

@@ -87,6 +87,9 @@ public struct RecordingProgress: Sendable, Equatable {
     public var path = ""
     /// Which encoder was chosen and why (hardware, or the fallback and what declined).
     public var encoderChoice = ""
+    /// CPU time of the recording thread inside the encoder's calls (an encoder
+    /// with threads of its own spends more, on them).
+    public var encoderCPU: Duration = .zero
     /// Video at the start of the file that came from the pre-record buffer
     /// (recorded before the recording was started).
     public var preRoll: Duration = .zero
@@ -348,6 +351,12 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
 
     private var stopRequested: Bool { state.withLock { $0.stop } }
 
+    static func threadCPU() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
     /// The recording loop, off the camera's thread. With `carry` (from the
     /// pre-record buffer) the encoder is already running: its buffered
     /// packets open the file and its timeline goes on.
@@ -384,6 +393,8 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
         var segmentBase: Int64 = 0
         var bytesBefore = 0
         var reason: RecordingFinishReason = .stopped
+        // CPU time spent inside the encoder's calls (its own threads excluded).
+        var encoderCPU: UInt64 = 0
         let directory = (path as NSString).deletingLastPathComponent
         // The queue and the copy counter live as long as the output: count
         // from this recording's start.
@@ -392,6 +403,7 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
         let framesBefore = copies.frames
 
         func publish() {
+            progress.encoderCPU = .nanoseconds(Int64(encoderCPU))
             progress.droppedFrames = queue.drops - dropsBefore
             let encoded = copies.frames - framesBefore
             progress.copiesPerFrame = encoded == 0 ? 0 : Double(copies.copies - copiesBefore) / Double(encoded)
@@ -525,7 +537,10 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
                     forceKeyframe = true
                     keyframeRequested = true
                 }
-                for packet in try encoder!.encode(frame, ptsMicroseconds: pts, keyframe: forceKeyframe) {
+                let cpuBefore = Self.threadCPU()
+                let made = try encoder!.encode(frame, ptsMicroseconds: pts, keyframe: forceKeyframe)
+                encoderCPU &+= Self.threadCPU() &- cpuBefore
+                for packet in made {
                     try write(packet, encoder: encoder!)
                 }
                 guard let current = writer else { continue }
@@ -554,7 +569,10 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
         // none had come out yet, e.g. a camera that delivered only a few).
         if let encoder {
             do {
-                for packet in try encoder.finish() {
+                let cpuBefore = Self.threadCPU()
+                let drained = try encoder.finish()
+                encoderCPU &+= Self.threadCPU() &- cpuBefore
+                for packet in drained {
                     try write(packet, encoder: encoder)
                 }
                 if let writer {

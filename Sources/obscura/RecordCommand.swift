@@ -194,6 +194,7 @@ struct RecordCommand: AsyncParsableCommand {
               + String(format: "%.3f s, %.2f fps", length, p.frameRate)
               + ", \(p.bytes / 1024) KiB, camera skipped \(p.skippedFrames) frames, dropped \(p.droppedFrames)"
               + ", CPU copies per frame \(String(format: "%.2f", p.copiesPerFrame))"
+              + String(format: ", encoder CPU %.2f ms per frame", p.frames == 0 ? 0 : p.encoderCPU.seconds * 1000 / Double(p.frames))
               + (preRecord != nil ? String(format: ", pre-roll %.3f s", p.preRoll.seconds) : "")
               + ", finished: \(reason)")
         switch reason {
