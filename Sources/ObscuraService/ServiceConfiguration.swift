@@ -69,7 +69,7 @@ public struct ServiceConfiguration: Sendable, Equatable {
         photosFolder = try reader.string("photo.folder") ?? photosFolder
         photoRaw = try reader.bool("photo.raw") ?? false
         if let c = try reader.string("recording.codec", allowed: VideoCodec.allCases.map(\.rawValue)) { codec = VideoCodec(rawValue: c)! }
-        if let c = try reader.string("recording.container", allowed: MovieContainer.allCases.map(\.rawValue)) { container = MovieContainer(rawValue: c)! }
+        if let c = try reader.string("recording.container", allowed: ["mp4", "mov", "mkv"]) { container = MovieContainer(rawValue: c)! }
         if let text = try reader.string("recording.size") {
             guard let s = PixelSize(parsing: text) else {
                 throw ConfigurationError(file: path, line: reader.document.values["recording.size"]?.line, key: "recording.size",
