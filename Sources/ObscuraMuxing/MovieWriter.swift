@@ -55,10 +55,14 @@ public final class MovieWriter {
     public private(set) var packetsWritten = 0
     public private(set) var bytesWritten = 0
 
+    /// `partialDirectory`: where the file is while being written (on the same
+    /// filesystem, so the finishing rename is atomic); nil: beside `path`.
+    /// A service keeps it out of the folder that is shared, so nothing
+    /// half-written can be listed or fetched.
     public init(path: String, container: MovieContainer, video: CodecParameters,
-                fragmentDuration: Duration? = .seconds(1)) throws {
+                fragmentDuration: Duration? = .seconds(1), partialDirectory: String? = nil) throws {
         self.path = path
-        let partialPath = path + ".partial"
+        let partialPath = partialDirectory.map { $0 + "/" + (path as NSString).lastPathComponent + ".partial" } ?? path + ".partial"
         self.partialPath = partialPath
         var ctx: UnsafeMutablePointer<AVFormatContext>?
         try check(avformat_alloc_output_context2(&ctx, nil, container.formatName, partialPath),
@@ -159,6 +163,7 @@ public final class MovieWriter {
         if let dir = try? Syscalls.open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY) {
             try? Syscalls.fsync(dir.rawValue, path: directory)
         }
+        try Checksum.write(for: path)
     }
 
     /// Ends a recording that cannot finish cleanly (a full disk): closes the
@@ -174,7 +179,7 @@ public final class MovieWriter {
         avformat_free_context(context)
         self.context = nil
         if let fd = try? Syscalls.open(partialPath, O_RDONLY) { try? Syscalls.fsync(fd.rawValue, path: partialPath) }
-        _ = rename(partialPath, path)
+        if rename(partialPath, path) == 0 { try? Checksum.write(for: path) }
     }
 
     deinit {
@@ -239,4 +244,58 @@ final class DataSyncer: @unchecked Sendable {
     }
 
     deinit { if !closed { _ = Glibc.close(fd) } }
+}
+
+/// SHA-256 of finished recordings, beside each as `<name>.sha256` in
+/// sha256sum's format (`<hex>  <name>`), so a copy can be verified with
+/// `sha256sum -c` or `obscura pull`. Written after the recording has its
+/// final name (via a temporary name and a rename): a recording with a
+/// checksum is complete.
+public enum Checksum {
+    public static func write(for path: String) throws {
+        let hex = try sha256(of: path)
+        let name = (path as NSString).lastPathComponent
+        let target = path + ".sha256"
+        let temporary = (path as NSString).deletingLastPathComponent + "/." + name + ".sha256.tmp"
+        try Data("\(hex)  \(name)\n".utf8).write(to: URL(fileURLWithPath: temporary))
+        let fd = try Syscalls.open(temporary, O_RDONLY)
+        try Syscalls.fsync(fd.rawValue, path: temporary)
+        fd.close()
+        if rename(temporary, target) != 0 {
+            unlink(temporary)
+            throw SystemError.errno("rename", "\(temporary) → \(target)")
+        }
+    }
+
+    /// The SHA-256 digest of `bytes`.
+    public static func sha256(bytes: [UInt8]) -> [UInt8] {
+        guard let context = av_sha_alloc() else { fatalError("av_sha_alloc: out of memory") }
+        defer { av_free(UnsafeMutableRawPointer(context)) }
+        av_sha_init(context, 256)
+        bytes.withUnsafeBufferPointer { if let base = $0.baseAddress { av_sha_update(context, base, numericCast($0.count)) } }
+        var digest = [UInt8](repeating: 0, count: 32)
+        av_sha_final(context, &digest)
+        return digest
+    }
+
+    /// The file's SHA-256 as lowercase hex (libavutil's implementation).
+    public static func sha256(of path: String) throws -> String {
+        let fd = try Syscalls.open(path, O_RDONLY)
+        guard let context = av_sha_alloc() else { throw SystemError(call: "av_sha_alloc", code: ENOMEM) }
+        defer { av_free(UnsafeMutableRawPointer(context)) }
+        av_sha_init(context, 256)
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd.rawValue, $0.baseAddress!, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw SystemError.errno("read", path)
+            }
+            if n == 0 { break }
+            buffer.withUnsafeBytes { av_sha_update(context, $0.bindMemory(to: UInt8.self).baseAddress!, numericCast(n)) }
+        }
+        var digest = [UInt8](repeating: 0, count: 32)
+        av_sha_final(context, &digest)
+        return digest.map { String(format: "%02x", $0) }.joined()
+    }
 }

@@ -25,6 +25,11 @@ public struct MovieSettings: Sendable, Equatable {
     public var threads = 0
     /// Encoders to try, in order: a V4L2 hardware encoder, then libavcodec.
     public var encoders: [EncoderKind] = [.software]
+    /// Where files are while being written (`<name>.partial`, on the same
+    /// filesystem as the destination); nil: beside the destination. A
+    /// service keeps them out of the folder it shares, so nothing
+    /// half-written is listed or fetched.
+    public var partialDirectory: String?
     public init() {}
 
     func encoderSettings(size: PixelSize) -> VideoEncoderSettings {
@@ -432,7 +437,8 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
             segmentBase = packet.dts
             nextBoundary = segmentLength.map { packet.pts + $0 } ?? .max
             writer = try MovieWriter(path: segmentPath(path, segmentIndex), container: container,
-                                     video: encoder.codecParameters, fragmentDuration: settings.fragmentDuration)
+                                     video: encoder.codecParameters, fragmentDuration: settings.fragmentDuration,
+                                     partialDirectory: settings.partialDirectory)
             publish()
             events.yield(.started(path: path))
         }
@@ -450,7 +456,8 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
                 segmentIndex += 1
                 segmentBase = packet.dts
                 writer = try MovieWriter(path: segmentPath(path, segmentIndex), container: container,
-                                         video: encoder.codecParameters, fragmentDuration: settings.fragmentDuration)
+                                         video: encoder.codecParameters, fragmentDuration: settings.fragmentDuration,
+                                     partialDirectory: settings.partialDirectory)
                 nextBoundary += segmentLength ?? 0
                 keyframeRequested = false
             }

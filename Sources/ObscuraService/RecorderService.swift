@@ -98,13 +98,20 @@ public actor RecorderService {
 
     /// Starts everything; returns once the service is up (READY sent).
     public func start() async throws {
-        for folder in [configuration.recordingsFolder, configuration.photosFolder] {
+        for (key, folder) in [("recording.folder", configuration.recordingsFolder), ("photo.folder", configuration.photosFolder),
+                              ("recording.partial_folder", configuration.resolvedPartialFolder)] {
             do {
                 try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             } catch {
-                throw ConfigurationError(file: configuration.file, line: nil, key: "recording.folder",
+                throw ConfigurationError(file: configuration.file, line: nil, key: key,
                                          message: "cannot create \(folder): \(error.localizedDescription)")
             }
+        }
+        // Finishing is a rename: the partial folder must be on the
+        // recordings' filesystem. Photos fall back to their own folder.
+        if Self.device(configuration.resolvedPartialFolder) != Self.device(configuration.recordingsFolder) {
+            throw ConfigurationError(file: configuration.file, line: nil, key: "recording.partial_folder",
+                                     message: "\(configuration.resolvedPartialFolder) is not on the filesystem of \(configuration.recordingsFolder); finished files are renamed across, so both must be on one filesystem")
         }
         recoverInterrupted()
         openGPIO()
@@ -130,19 +137,45 @@ public actor RecorderService {
 
     /// Files a killed process or a power cut left as `.partial` are
     /// fragmented and playable up to their last fragment: give them their
-    /// final names so they are kept and can be fetched.
+    /// final names (and checksums) so they are kept and can be fetched.
+    /// Photos never finished are dropped.
     private func recoverInterrupted() {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: configuration.recordingsFolder)) ?? []
-        for name in names where name.hasSuffix(".partial") {
-            let partial = configuration.recordingsFolder + "/" + name
-            let final = String(partial.dropLast(".partial".count))
-            guard !FileManager.default.fileExists(atPath: final) else { continue }
-            if rename(partial, final) == 0 {
-                log("recovered an interrupted recording: \(final)")
-            } else {
-                log("cannot recover \(partial): \(String(cString: strerror(errno)))")
+        let incoming = configuration.resolvedPartialFolder
+        for folder in [incoming, configuration.recordingsFolder] {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+            for name in names where name.hasSuffix(".partial") {
+                let partial = folder + "/" + name
+                let finalName = String(name.dropLast(".partial".count))
+                let ext = (finalName as NSString).pathExtension.lowercased()
+                guard ["mp4", "mov", "mkv"].contains(ext) else {
+                    unlink(partial)
+                    log("dropped an unfinished file: \(partial)")
+                    continue
+                }
+                let final = configuration.recordingsFolder + "/" + finalName
+                guard !FileManager.default.fileExists(atPath: final) else { continue }
+                if rename(partial, final) == 0 {
+                    log("recovered an interrupted recording: \(final)")
+                    do { try Checksum.write(for: final) } catch { log("no checksum for \(final): \(error)") }
+                } else {
+                    log("cannot recover \(partial): \(String(cString: strerror(errno)))")
+                }
             }
         }
+        // A checksum for any finished file without one (a cut between the
+        // rename and the checksum).
+        for folder in [configuration.recordingsFolder, configuration.photosFolder] {
+            let names = Set((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
+            for name in names where StorageKeeper.mediaExtensions.contains((name as NSString).pathExtension.lowercased())
+                && !names.contains(name + ".sha256") {
+                do { try Checksum.write(for: folder + "/" + name) } catch { log("no checksum for \(folder)/\(name): \(error)") }
+            }
+        }
+    }
+
+    static func device(_ path: String) -> UInt64? {
+        var st = stat()
+        return stat(path, &st) == 0 ? UInt64(st.st_dev) : nil
     }
 
     /// Finalizes a recording in progress and releases everything (SIGTERM).
@@ -287,6 +320,7 @@ public actor RecorderService {
         var kinds: [EncoderKind] = []
         for name in profile.encoders { if let k = EncoderKind(name: name), !kinds.contains(k) { kinds.append(k) } }
         s.encoders = kinds.isEmpty ? [.software] : kinds
+        s.partialDirectory = configuration.resolvedPartialFolder
         return s
     }
 
@@ -405,14 +439,21 @@ public actor RecorderService {
                 n += 1
             }
             let path = stem + ".jpg"
+            // Written in the partial folder when it shares the photos'
+            // filesystem, so a half-written photo is never in a shared folder.
+            let incoming = Self.device(configuration.resolvedPartialFolder) == Self.device(configuration.photosFolder)
+                ? configuration.resolvedPartialFolder : configuration.photosFolder
             for each in photos {
                 let file = stem + (each.isRawPhoto ? ".dng" : ".jpg")
-                try each.fileDataRepresentation().write(to: URL(fileURLWithPath: file + ".partial"))
-                let fd = open(file + ".partial", O_RDONLY)
+                let partial = incoming + "/" + (file as NSString).lastPathComponent + ".partial"
+                try each.fileDataRepresentation().write(to: URL(fileURLWithPath: partial))
+                let fd = open(partial, O_RDONLY)
                 if fd >= 0 { fsync(fd); close(fd) }
-                guard rename(file + ".partial", file) == 0 else {
+                guard rename(partial, file) == 0 else {
+                    unlink(partial)
                     return .failure(PhotoFailure(message: "cannot name \(file): \(String(cString: strerror(errno)))"))
                 }
+                try Checksum.write(for: file)
             }
             status.photos += 1
             let lag = photo.resolvedSettings.shutterLag.map { String(format: "%.1f ms", Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1000) } ?? "?"

@@ -21,6 +21,8 @@ import ObscuraMuxing
 /// pre_record_seconds = 5          # 0: off
 /// min_free_space_mb = 256
 /// quota_mb = 20000                # loop recording: oldest finished files go; 0: no quota
+/// partial_folder = "/var/lib/obscura/incoming"  # files being written (default: beside the
+///                                 # recordings folder; same filesystem; never shared)
 ///
 /// [photo]
 /// folder = "/var/lib/obscura/photos"
@@ -51,6 +53,13 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var preRecordSeconds = 0.0
     public var minFreeSpaceBytes = 256 << 20
     public var quotaBytes = 0
+    /// Files being written, as `<name>.partial`; renamed into the recordings
+    /// or photos folder when finished. Default: `incoming` beside the
+    /// recordings folder.
+    public var partialFolder: String?
+    public var resolvedPartialFolder: String {
+        partialFolder ?? ((recordingsFolder as NSString).deletingLastPathComponent as NSString).appendingPathComponent("incoming")
+    }
     public var controlSocket = "/run/obscura/control.sock"
     public var previewEnabled = false
     public var previewDevice: String?
@@ -84,6 +93,7 @@ public struct ServiceConfiguration: Sendable, Equatable {
         preRecordSeconds = try reader.double("recording.pre_record_seconds", range: 0...600) ?? 0
         minFreeSpaceBytes = (try reader.int("recording.min_free_space_mb", range: 0...1_000_000) ?? 256) << 20
         quotaBytes = (try reader.int("recording.quota_mb", range: 0...100_000_000) ?? 0) << 20
+        partialFolder = try reader.string("recording.partial_folder")
         controlSocket = try reader.string("control.socket") ?? controlSocket
         previewEnabled = try reader.bool("preview.enabled") ?? false
         previewDevice = try reader.string("preview.device")
@@ -95,10 +105,15 @@ public struct ServiceConfiguration: Sendable, Equatable {
             }
             previewRotation = r
         }
-        for (key, value) in [("recording.folder", recordingsFolder), ("photo.folder", photosFolder), ("control.socket", controlSocket)]
+        for (key, value) in [("recording.folder", recordingsFolder), ("photo.folder", photosFolder), ("control.socket", controlSocket),
+                             ("recording.partial_folder", partialFolder ?? "/")]
         where !value.hasPrefix("/") {
             throw ConfigurationError(file: path, line: reader.document.values[key]?.line, key: key,
                                      message: "\"\(value)\" must be an absolute path")
+        }
+        if resolvedPartialFolder == recordingsFolder || resolvedPartialFolder == photosFolder {
+            throw ConfigurationError(file: path, line: reader.document.values["recording.partial_folder"]?.line, key: "recording.partial_folder",
+                                     message: "\"\(resolvedPartialFolder)\" must differ from the recordings and photos folders: they are shared, files being written are not")
         }
         try reader.rejectUnknownKeys()
     }

@@ -7,7 +7,8 @@ struct Obscura: AsyncParsableCommand {
         commandName: "obscura",
         abstract: "A camera recorder for single-board Linux computers.",
         subcommands: [DevicesCommand.self, RecordCommand.self, StreamCommand.self, GPIOCommand.self,
-                      RunCommand.self, StatusCommand.self, ControlCommand.self, PhotoCommand.self, DNGCommand.self, PreviewCommand.self, DecodeCommand.self])
+                      RunCommand.self, StatusCommand.self, ControlCommand.self, PhotoCommand.self, DNGCommand.self, PreviewCommand.self, DecodeCommand.self,
+                      KeysCommand.self, PullCommand.self])
 }
 
 /// Messages for people go to standard error; results to standard output.

@@ -1,0 +1,374 @@
+import Foundation
+import ObscuraMuxing
+import Synchronization
+
+/// A finished file on the device: it has a checksum file beside it.
+public struct RemoteFile: Sendable, Equatable {
+    public var folder: String
+    public var name: String
+    public var size: Int
+    /// The SHA-256 from `<name>.sha256`, lowercase hex.
+    public var sha256: String
+    public var path: String { folder == "/" ? "/" + name : folder + "/" + name }
+}
+
+/// What `sftp -b` prints for `ls -ln FOLDER`: the regular files (their
+/// paths, FOLDER/name) and their sizes.
+public enum SFTPListing {
+    public static func parse(_ output: String) -> [String: Int] {
+        var files: [String: Int] = [:]
+        for line in output.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 9, fields[0].hasPrefix("-"), fields[0].count == 10, let size = Int(fields[4]) else { continue }
+            // The name is what follows the date (a path when a folder was listed).
+            guard let dateEnd = Self.nameStart(in: line) else { continue }
+            files[String(line[dateEnd...])] = size
+        }
+        return files
+    }
+
+    /// The index where the name starts: after eight whitespace-separated fields.
+    static func nameStart(in line: Substring) -> Substring.Index? {
+        var index = line.startIndex
+        for _ in 0..<8 {
+            while index < line.endIndex, line[index] == " " { index = line.index(after: index) }
+            guard index < line.endIndex else { return nil }
+            while index < line.endIndex, line[index] != " " { index = line.index(after: index) }
+        }
+        while index < line.endIndex, line[index] == " " { index = line.index(after: index) }
+        return index < line.endIndex ? index : nil
+    }
+}
+
+/// One line of a checksum file: "<64 hex>  <name>" (sha256sum's format).
+public enum ChecksumLine {
+    public static func parse(_ text: String) -> (sha256: String, name: String)? {
+        guard let line = text.split(separator: "\n").first else { return nil }
+        let parts = line.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
+        guard parts.count == 2 else { return nil }
+        let hex = parts[0].lowercased()
+        guard hex.count == 64, hex.allSatisfy(\.isHexDigit) else { return nil }
+        var name = String(parts[1]).trimmingCharacters(in: .whitespaces)
+        if name.hasPrefix("*") { name.removeFirst() }
+        return (hex, name)
+    }
+}
+
+public struct PullOptions: Sendable {
+    /// `user@host` (or a Host from ~/.ssh/config).
+    public var target: String
+    public var destination: String
+    public var port: Int?
+    public var identity: String?
+    public var knownHosts: String?
+    public var acceptNewHostKey = false
+    /// Extra `-o` options for ssh.
+    public var sshOptions: [String] = []
+    /// sftp's bandwidth limit in kbit/s.
+    public var limitKbps: Int?
+    /// Remove each file (and its checksum) on the device once the copy here is verified.
+    public var deleteAfterVerify = false
+    /// Folders on the device; the retrieval account's chroot shows these two.
+    public var remoteFolders = ["/recordings", "/photos"]
+    public var sftp = "sftp"
+
+    public init(target: String, destination: String) {
+        self.target = target
+        self.destination = destination
+    }
+}
+
+public struct PullProgress: Sendable, Equatable {
+    public var name: String
+    public var index: Int
+    public var count: Int
+    public var bytes: Int
+    public var size: Int
+    public var bytesPerSecond: Double
+}
+
+public struct PullSummary: Sendable, Equatable {
+    /// Fetched and verified now.
+    public var pulled: [String] = []
+    public var bytesPulled = 0
+    /// Bytes a resumed transfer already had from an earlier run.
+    public var bytesResumed = 0
+    /// Already here and verified earlier.
+    public var alreadyHere: [String] = []
+    /// Failures, each naming the file and what went wrong.
+    public var failed: [String] = []
+    /// Removed on the device after verification.
+    public var deleted: [String] = []
+}
+
+/// Fetches finished recordings with OpenSSH's sftp: lists the device's
+/// folders, fetches the checksum files, fetches what is new with `reget`
+/// (an interrupted pull resumes where it stopped), verifies every file
+/// against its SHA-256 before giving it its name here, and — when asked —
+/// removes on the device only what was verified. Files being written are
+/// never in the folders it lists; a file without a checksum is not finished
+/// and is left alone.
+public final class Puller: Sendable {
+    public let options: PullOptions
+    private let running = Atomic<Int32>(0)
+    private let cancelled = Atomic<Bool>(false)
+
+    public init(options: PullOptions) { self.options = options }
+
+    /// Stops the transfer in progress (its partial file stays for a resume).
+    /// SIGKILL: sftp inherits the caller's ignored SIGINT/SIGTERM. Its ssh
+    /// then sees the pipe close and exits.
+    public func cancel() {
+        cancelled.store(true, ordering: .sequentiallyConsistent)
+        let pid = running.load(ordering: .sequentiallyConsistent)
+        if pid > 0 { kill(pid, SIGKILL) }
+    }
+
+    var workspace: String { options.destination + "/.obscura-pull" }
+
+    public func run(progress: @escaping @Sendable (PullProgress) -> Void = { _ in },
+                    note: @escaping @Sendable (String) -> Void = { _ in }) throws(RetrievalError) -> PullSummary {
+        var summary = PullSummary()
+        for folder in [options.destination, workspace] {
+            do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
+                throw RetrievalError("cannot create \(folder): \(error.localizedDescription)")
+            }
+        }
+        let remote = try listFinished(note: note)
+
+        // What is new, and what is here already (verified when it arrived).
+        var wanted: [RemoteFile] = []
+        var verifiedHere: [RemoteFile] = []
+        for file in remote {
+            let local = options.destination + "/" + file.name
+            if FileManager.default.fileExists(atPath: local) {
+                let recorded = (try? String(contentsOfFile: local + ".sha256", encoding: .utf8)).flatMap(ChecksumLine.parse)
+                if recorded?.sha256 == file.sha256 {
+                    summary.alreadyHere.append(file.name)
+                    verifiedHere.append(file)
+                } else {
+                    summary.failed.append("\(file.name): \(local) exists and is not this recording; left as it is")
+                }
+                continue
+            }
+            wanted.append(file)
+        }
+
+        if !wanted.isEmpty { try fetch(wanted, summary: &summary, progress: progress, note: note) }
+        if cancelled.load(ordering: .sequentiallyConsistent) { throw RetrievalError("interrupted; run it again to resume") }
+
+        for file in wanted where !summary.failed.contains(where: { $0.hasPrefix(file.name + ":") }) {
+            verifiedHere.append(file)
+        }
+        if options.deleteAfterVerify, !verifiedHere.isEmpty {
+            try delete(verifiedHere, summary: &summary, note: note)
+        }
+        return summary
+    }
+
+    // MARK: Steps
+
+    /// Lists the folders and fetches every checksum file; files with a
+    /// checksum are the finished ones.
+    func listFinished(note: @Sendable (String) -> Void) throws(RetrievalError) -> [RemoteFile] {
+        let sums = workspace + "/sums"
+        try? FileManager.default.removeItem(atPath: sums)
+        var batch: [String] = []
+        for (i, folder) in options.remoteFolders.enumerated() {
+            do { try FileManager.default.createDirectory(atPath: "\(sums)/\(i)", withIntermediateDirectories: true) } catch {
+                throw RetrievalError("cannot create \(sums)/\(i): \(error.localizedDescription)")
+            }
+            batch.append("-ls -ln \(Self.quote(folder))")
+            // Unquoted, so sftp expands the pattern (spaces escaped instead).
+            batch.append("-get \(Self.escape(folder))/*.sha256 \(Self.quote("\(sums)/\(i)/"))")
+        }
+        let output = try sftp(batch)
+        defer { try? FileManager.default.removeItem(atPath: sums) }
+        var files: [RemoteFile] = []
+        let listed = SFTPListing.parse(output)
+        for (i, folder) in options.remoteFolders.enumerated() {
+            for (path, size) in listed where (path as NSString).deletingLastPathComponent == folder {
+                let name = (path as NSString).lastPathComponent
+                if name.hasSuffix(".sha256") || name.hasPrefix(".") || name.hasSuffix(".partial") { continue }
+                guard let text = try? String(contentsOfFile: "\(sums)/\(i)/\(name).sha256", encoding: .utf8) else {
+                    note("\(path) has no checksum yet (not finished); left for later")
+                    continue
+                }
+                guard let line = ChecksumLine.parse(text), line.name == name else {
+                    note("\(path).sha256 is not a checksum of \(name); left alone")
+                    continue
+                }
+                files.append(RemoteFile(folder: folder, name: name, size: size, sha256: line.sha256))
+            }
+        }
+        return files.sorted { ($0.folder, $0.name) < ($1.folder, $1.name) }
+    }
+
+    /// Fetches into the workspace with reget (resuming what an earlier run
+    /// left), then verifies and names each file.
+    func fetch(_ files: [RemoteFile], summary: inout PullSummary, progress: @escaping @Sendable (PullProgress) -> Void,
+               note: @Sendable (String) -> Void) throws(RetrievalError) {
+        var batch: [String] = []
+        var resumed: [String: Int] = [:]
+        for file in files {
+            let part = partPath(file)
+            let have = Self.size(part) ?? 0
+            if have > file.size { unlink(part) } else if have > 0 { resumed[file.name] = have }
+            batch.append("-reget \(Self.quote(file.path)) \(Self.quote(part))")
+        }
+        for (name, bytes) in resumed { note("resuming \(name) at \(bytes) bytes") }
+
+        // Progress: the part files grow in order.
+        let done = Atomic<Bool>(false)
+        let watcher = Thread { [self] in
+            var last: (index: Int, bytes: Int, time: ContinuousClock.Instant)?
+            while !done.load(ordering: .sequentiallyConsistent) {
+                let index = files.lastIndex { (Self.size(self.partPath($0)) ?? 0) > 0 } ?? 0
+                let file = files[index]
+                let bytes = Self.size(self.partPath(file)) ?? 0
+                let now = ContinuousClock.now
+                var rate = 0.0
+                if let last, last.index == index, now > last.time {
+                    let elapsed = (now - last.time) / .seconds(1)
+                    rate = Double(bytes - last.bytes) / elapsed
+                }
+                last = (index, bytes, now)
+                progress(PullProgress(name: file.name, index: index + 1, count: files.count, bytes: bytes, size: file.size,
+                                      bytesPerSecond: rate))
+                Thread.sleep(forTimeInterval: 0.5)
+            }
+        }
+        watcher.start()
+        defer { done.store(true, ordering: .sequentiallyConsistent) }
+        _ = try sftp(batch)
+        done.store(true, ordering: .sequentiallyConsistent)
+
+        for file in files {
+            let part = partPath(file)
+            let have = Self.size(part) ?? 0
+            if have < file.size {
+                summary.failed.append("\(file.name): \(have) of \(file.size) bytes arrived; run again to resume")
+                continue
+            }
+            let hex: String
+            do { hex = try Checksum.sha256(of: part) } catch {
+                summary.failed.append("\(file.name): \(error)")
+                continue
+            }
+            guard hex == file.sha256, have == file.size else {
+                unlink(part)
+                summary.failed.append("\(file.name): checksum mismatch (device \(file.sha256.prefix(12))…, copy \(hex.prefix(12))…); the copy is dropped and the file stays on the device")
+                continue
+            }
+            let final = options.destination + "/" + file.name
+            do {
+                try Data("\(hex)  \(file.name)\n".utf8).write(to: URL(fileURLWithPath: final + ".sha256"))
+            } catch {
+                summary.failed.append("\(file.name): cannot write \(final).sha256: \(error.localizedDescription)")
+                continue
+            }
+            guard rename(part, final) == 0 else {
+                summary.failed.append("\(file.name): rename to \(final): \(String(cString: strerror(errno)))")
+                continue
+            }
+            summary.pulled.append(file.name)
+            summary.bytesPulled += file.size - (resumed[file.name] ?? 0)
+            summary.bytesResumed += resumed[file.name] ?? 0
+        }
+    }
+
+    /// Removes verified files on the device: the checksum first (the file
+    /// stops being "finished" to other pulls), then the file. Each copy here
+    /// is hashed again right before.
+    func delete(_ files: [RemoteFile], summary: inout PullSummary, note: @Sendable (String) -> Void) throws(RetrievalError) {
+        var batch: [String] = []
+        var names: [String] = []
+        for file in files {
+            let local = options.destination + "/" + file.name
+            guard Self.size(local) == file.size, (try? Checksum.sha256(of: local)) == file.sha256 else {
+                note("\(file.name): the copy here does not match the device's checksum; not deleted on the device")
+                continue
+            }
+            batch.append("rm \(Self.quote(file.path + ".sha256"))")
+            batch.append("rm \(Self.quote(file.path))")
+            names.append(file.name)
+        }
+        guard !batch.isEmpty else { return }
+        _ = try sftp(batch)
+        summary.deleted += names
+    }
+
+    // MARK: sftp
+
+    func partPath(_ file: RemoteFile) -> String { workspace + "/" + file.name + ".part" }
+
+    /// The argument vector for `sftp -b -`.
+    public func sftpArguments() -> [String] {
+        var args = ["-b", "-", "-q", "-o", "BatchMode=yes", "-o", "ConnectTimeout=15", "-o", "ServerAliveInterval=10"]
+        if let port = options.port { args += ["-P", String(port)] }
+        if let identity = options.identity { args += ["-i", identity, "-o", "IdentitiesOnly=yes"] }
+        if let knownHosts = options.knownHosts { args += ["-o", "UserKnownHostsFile=\(knownHosts)"] }
+        if options.acceptNewHostKey { args += ["-o", "StrictHostKeyChecking=accept-new"] }
+        if let limit = options.limitKbps { args += ["-l", String(limit)] }
+        for option in options.sshOptions { args += ["-o", option] }
+        return args + [options.target]
+    }
+
+    /// Runs one sftp batch; returns its standard output. Fails with sftp's
+    /// own words when it cannot connect or a command without "-" fails.
+    func sftp(_ commands: [String]) throws(RetrievalError) -> String {
+        if cancelled.load(ordering: .sequentiallyConsistent) { throw RetrievalError("interrupted; run it again to resume") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: options.sftp.hasPrefix("/") ? options.sftp : "/usr/bin/env")
+        process.arguments = (options.sftp.hasPrefix("/") ? [] : [options.sftp]) + sftpArguments()
+        let input = Pipe(), output = Pipe(), errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        do { try process.run() } catch {
+            throw RetrievalError("cannot run \(options.sftp) (install openssh-client): \(error.localizedDescription)")
+        }
+        running.store(process.processIdentifier, ordering: .sequentiallyConsistent)
+        defer { running.store(0, ordering: .sequentiallyConsistent) }
+        input.fileHandleForWriting.write(Data((commands.joined(separator: "\n") + "\n").utf8))
+        try? input.fileHandleForWriting.close()
+        // Both pipes drained together, so neither can fill and block sftp.
+        let collected = Mutex<Data>(Data())
+        let reader = Thread {
+            let data = errors.fileHandleForReading.readDataToEndOfFile()
+            collected.withLock { $0 = data }
+        }
+        reader.start()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        while !reader.isFinished { Thread.sleep(forTimeInterval: 0.01) }
+        let err = collected.withLock { String(decoding: $0, as: UTF8.self) }
+        if cancelled.load(ordering: .sequentiallyConsistent) { throw RetrievalError("interrupted; run it again to resume") }
+        guard process.terminationStatus == 0 else {
+            let said = err.split(separator: "\n").map(String.init).filter { !$0.isEmpty }.suffix(3).joined(separator: "; ")
+            throw RetrievalError("sftp to \(options.target) failed (exit \(process.terminationStatus)): \(said.isEmpty ? "no message" : said)")
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// sftp's batch syntax: double quotes with backslash escapes.
+    static func quote(_ path: String) -> String {
+        "\"" + path.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    }
+
+    /// A path outside quotes: backslash before the characters sftp splits
+    /// words on or expands.
+    static func escape(_ path: String) -> String {
+        var out = ""
+        for c in path {
+            if " \t\"'\\*?[]".contains(c) { out.append("\\") }
+            out.append(c)
+        }
+        return out
+    }
+
+    static func size(_ path: String) -> Int? {
+        var st = stat()
+        return stat(path, &st) == 0 ? Int(st.st_size) : nil
+    }
+}

@@ -1,0 +1,167 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import ObscuraRetrieval
+
+struct KeysCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keys",
+        abstract: "Manage the keys that may fetch recordings over SSH (the obscura-fetch account).",
+        discussion: """
+        Keys live in /etc/obscura/fetch_authorized_keys, each with OpenSSH's \
+        `restrict` option. The account is SFTP-only, chrooted to the recordings \
+        and photos, read-only unless installed with --allow-delete (deploy/install).
+        """,
+        subcommands: [Add.self, List.self, Remove.self])
+
+    struct Location: ParsableArguments {
+        @Option(help: "The authorized keys file.") var file = AuthorizedKeys.defaultPath
+    }
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Allow a public key (a .pub file, or - for standard input).")
+        @Argument(help: "A public key file, e.g. ~/.ssh/id_ed25519.pub copied from the computer that pulls; - reads standard input.")
+        var key: String
+        @OptionGroup var location: Location
+
+        func run() throws {
+            do {
+                let text: String
+                if key == "-" {
+                    text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+                } else {
+                    guard let t = try? String(contentsOfFile: key, encoding: .utf8) else { throw RetrievalError("cannot read \(key)") }
+                    text = t
+                }
+                var keys = try AuthorizedKeys.load(location.file)
+                var added = 0
+                for line in text.split(separator: "\n") where !line.trimmingCharacters(in: .whitespaces).isEmpty {
+                    if try keys.add(String(line)) { added += 1 }
+                }
+                try keys.save(location.file)
+                for k in keys.keys.suffix(added) { Log.output("added \(k.fingerprint) \(k.type) \(k.comment)") }
+                if added == 0 { Log.note("already allowed; nothing changed") }
+            } catch {
+                Log.note("error: \(error)")
+                throw ExitCode.failure
+            }
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the allowed keys: number, fingerprint, type, comment.")
+        @OptionGroup var location: Location
+        func run() throws {
+            do {
+                let keys = try AuthorizedKeys.load(location.file)
+                if keys.keys.isEmpty { Log.note("no keys in \(location.file); `obscura keys add KEY.pub` allows one") }
+                for (i, k) in keys.keys.enumerated() { Log.output("\(i + 1) \(k.fingerprint) \(k.type) \(k.comment)") }
+            } catch {
+                Log.note("error: \(error)")
+                throw ExitCode.failure
+            }
+        }
+    }
+
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove keys by number, fingerprint or comment (see `obscura keys list`).")
+        @Argument(help: "A number, a SHA256: fingerprint or a comment.") var which: String
+        @OptionGroup var location: Location
+        func run() throws {
+            do {
+                var keys = try AuthorizedKeys.load(location.file)
+                let gone = try keys.remove(which)
+                try keys.save(location.file)
+                for k in gone { Log.output("removed \(k.fingerprint) \(k.type) \(k.comment)") }
+            } catch {
+                Log.note("error: \(error)")
+                throw ExitCode.failure
+            }
+        }
+    }
+}
+
+struct PullCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pull",
+        abstract: "Fetch new finished recordings and photos from a device over SSH, verified.",
+        discussion: """
+        Runs on the computer that collects recordings. Uses OpenSSH's sftp as the \
+        device's obscura-fetch account: fetches every finished file (one with a \
+        .sha256 beside it) that is not here yet, resumes a transfer an earlier run \
+        left, checks each file's SHA-256 before giving it its name here, and with \
+        --delete removes on the device only files whose copy here was verified. \
+        Partial transfers wait in DEST/.obscura-pull. Exit status 1 when a file \
+        failed (it is named); files already here are skipped.
+
+        Example: obscura pull --identity ~/.ssh/kiosk obscura-fetch@kiosk.local ~/Recordings
+        """)
+
+    @Argument(help: "The device, as user@host (or a Host from ~/.ssh/config).") var target: String
+    @Argument(help: "Where recordings go (created if missing).") var destination = "."
+    @Option(name: .shortAndLong, help: "SSH port.") var port: Int?
+    @Option(name: .shortAndLong, help: "Private key file.") var identity: String?
+    @Option(help: "known_hosts file to check the device's host key against.") var knownHosts: String?
+    @Flag(help: "Trust and remember the device's host key on first contact (ssh's accept-new).") var acceptNewHostKey = false
+    @Option(name: .customLong("ssh-option"), help: "An extra ssh -o option, e.g. ProxyJump=gateway (repeatable).") var sshOptions: [String] = []
+    @Option(help: "Bandwidth limit in kbit/s.") var limitKbps: Int?
+    @Flag(help: "Remove files on the device once their copies here are verified (needs deploy/install --allow-delete on the device).")
+    var delete = false
+    @Option(name: .customLong("remote-folder"), help: "A folder on the device (repeatable; default /recordings and /photos, the retrieval account's view).")
+    var remoteFolders: [String] = []
+
+    func validate() throws {
+        if let port, !(1...65535).contains(port) { throw ValidationError("--port \(port) is not a TCP port (1–65535)") }
+        if let limitKbps, limitKbps < 1 { throw ValidationError("--limit-kbps must be at least 1") }
+        for folder in remoteFolders where !folder.hasPrefix("/") {
+            throw ValidationError("--remote-folder \(folder) must be an absolute path on the device")
+        }
+    }
+
+    func run() throws {
+        var options = PullOptions(target: target, destination: destination)
+        options.port = port
+        options.identity = identity
+        options.knownHosts = knownHosts
+        options.acceptNewHostKey = acceptNewHostKey
+        options.sshOptions = sshOptions
+        options.limitKbps = limitKbps
+        options.deleteAfterVerify = delete
+        if !remoteFolders.isEmpty { options.remoteFolders = remoteFolders.map { $0.count > 1 && $0.hasSuffix("/") ? String($0.dropLast()) : $0 } }
+        let puller = Puller(options: options)
+        var sources: [any DispatchSourceSignal] = []
+        for signal in [SIGINT, SIGTERM] {
+            Foundation.signal(signal, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signal, queue: .global())
+            source.setEventHandler { puller.cancel() }
+            source.resume()
+            sources.append(source)
+        }
+        defer { sources.forEach { $0.cancel() } }
+        let summary: PullSummary
+        do {
+            summary = try puller.run(progress: { p in
+                let percent = p.size > 0 ? 100 * p.bytes / p.size : 100
+                Log.status(String(format: "pulling %@ (%d of %d) %3d%% %@ of %@ %@/s", p.name, p.index, p.count, percent,
+                                  Self.megabytes(p.bytes), Self.megabytes(p.size), Self.megabytes(Int(p.bytesPerSecond))))
+            }, note: { Log.note($0) })
+        } catch {
+            Log.endStatus()
+            Log.note("error: \(error)")
+            throw ExitCode.failure
+        }
+        Log.endStatus()
+        for name in summary.pulled { Log.output("pulled \(destination)/\(name) (sha256 verified)") }
+        for line in summary.failed { Log.note("failed: \(line)") }
+        for name in summary.deleted { Log.output("deleted on the device: \(name)") }
+        var parts = ["\(summary.pulled.count) pulled (\(Self.megabytes(summary.bytesPulled)) transferred"
+                     + (summary.bytesResumed > 0 ? ", \(Self.megabytes(summary.bytesResumed)) resumed" : "") + ")",
+                     "\(summary.alreadyHere.count) already here"]
+        if delete { parts.append("\(summary.deleted.count) deleted on the device") }
+        if !summary.failed.isEmpty { parts.append("\(summary.failed.count) failed") }
+        Log.note(parts.joined(separator: ", "))
+        if !summary.failed.isEmpty { throw ExitCode.failure }
+    }
+
+    static func megabytes(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) / 1e6) }
+}
