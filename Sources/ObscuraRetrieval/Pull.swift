@@ -233,15 +233,19 @@ public final class Puller: Sendable {
                     rate = Double(bytes - last.bytes) / elapsed
                 }
                 last = (index, bytes, now)
-                progress(PullProgress(name: file.name, index: index + 1, count: files.count, bytes: bytes, size: file.size,
-                                      bytesPerSecond: rate))
+                // Nothing to show while connecting.
+                if bytes > 0 || index > 0 { progress(PullProgress(name: file.name, index: index + 1, count: files.count, bytes: bytes, size: file.size,
+                                      bytesPerSecond: rate)) }
                 Thread.sleep(forTimeInterval: 0.5)
             }
         }
         watcher.start()
         defer { done.store(true, ordering: .sequentiallyConsistent) }
-        _ = try sftp(batch)
+        let (_, said) = try sftpWithErrors(batch)
         done.store(true, ordering: .sequentiallyConsistent)
+        for line in said.split(separator: "\n") where !line.trimmingCharacters(in: .whitespaces).isEmpty {
+            note("sftp: \(line.trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
 
         for file in files {
             let part = partPath(file)
@@ -282,20 +286,27 @@ public final class Puller: Sendable {
     /// is hashed again right before.
     func delete(_ files: [RemoteFile], summary: inout PullSummary, note: @Sendable (String) -> Void) throws(RetrievalError) {
         var batch: [String] = []
-        var names: [String] = []
+        var names: [RemoteFile] = []
         for file in files {
             let local = options.destination + "/" + file.name
             guard Self.size(local) == file.size, (try? Checksum.sha256(of: local)) == file.sha256 else {
                 note("\(file.name): the copy here does not match the device's checksum; not deleted on the device")
                 continue
             }
-            batch.append("rm \(Self.quote(file.path + ".sha256"))")
-            batch.append("rm \(Self.quote(file.path))")
-            names.append(file.name)
+            batch.append("-rm \(Self.quote(file.path + ".sha256"))")
+            batch.append("-rm \(Self.quote(file.path))")
+            names.append(file)
         }
         guard !batch.isEmpty else { return }
-        _ = try sftp(batch)
-        summary.deleted += names
+        // "-": one refusal does not stop the others; sftp names each one.
+        let (_, errors) = try sftpWithErrors(batch)
+        for file in names {
+            if let refusal = errors.split(separator: "\n").first(where: { $0.contains("remote delete") && $0.contains(file.path + ":") }) {
+                summary.failed.append("\(file.name): not deleted on the device: \(refusal.trimmingCharacters(in: .whitespacesAndNewlines))")
+            } else {
+                summary.deleted.append(file.name)
+            }
+        }
     }
 
     // MARK: sftp
@@ -316,7 +327,9 @@ public final class Puller: Sendable {
 
     /// Runs one sftp batch; returns its standard output. Fails with sftp's
     /// own words when it cannot connect or a command without "-" fails.
-    func sftp(_ commands: [String]) throws(RetrievalError) -> String {
+    func sftp(_ commands: [String]) throws(RetrievalError) -> String { try sftpWithErrors(commands).output }
+
+    func sftpWithErrors(_ commands: [String]) throws(RetrievalError) -> (output: String, errors: String) {
         if cancelled.load(ordering: .sequentiallyConsistent) { throw RetrievalError("interrupted; run it again to resume") }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: options.sftp.hasPrefix("/") ? options.sftp : "/usr/bin/env")
@@ -348,7 +361,7 @@ public final class Puller: Sendable {
             let said = err.split(separator: "\n").map(String.init).filter { !$0.isEmpty }.suffix(3).joined(separator: "; ")
             throw RetrievalError("sftp to \(options.target) failed (exit \(process.terminationStatus)): \(said.isEmpty ? "no message" : said)")
         }
-        return String(decoding: out, as: UTF8.self)
+        return (String(decoding: out, as: UTF8.self), err)
     }
 
     /// sftp's batch syntax: double quotes with backslash escapes.

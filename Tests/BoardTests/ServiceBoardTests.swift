@@ -43,7 +43,7 @@ extension VirtualBoardTests {
             echo "usr1-again-$(obscura status | grep '^state:' | tr -d ' ')"
             # A kill in the middle of a recording: systemd restarts the service,
             # which recovers the interrupted file.
-            for f in $rec/*; do echo "pre-kill=$f"; done
+            for f in $rec/*.mp4; do echo "pre-kill=$f"; done
             press record-button
             sleep 4
             systemctl kill -s KILL obscura
@@ -52,7 +52,7 @@ extension VirtualBoardTests {
                 sleep 0.2
             done
             echo "restarts=$(systemctl show -p NRestarts --value obscura) active=$(systemctl is-active obscura)"
-            for f in $rec/*; do
+            for f in $rec/*.mp4; do
                 echo "after-kill=$f frames=$(ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
             done
             journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | sed 's/^/journal: /'

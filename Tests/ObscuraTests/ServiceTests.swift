@@ -135,6 +135,8 @@ private func write(_ text: String, _ name: String) -> String {
                 "F:2: recording.container: \"avi\" is not allowed; allowed: mp4, mov, mkv")
         #expect(failure("[recording]\nfolder = \"recordings\"\n", profile: false) ==
                 "F:2: recording.folder: \"recordings\" must be an absolute path")
+        #expect(failure("[recording]\nfolder = \"/a/rec\"\npartial_folder = \"/a/rec\"\n", profile: false) ==
+                "F:3: recording.partial_folder: \"/a/rec\" must differ from the recordings and photos folders: they are shared, files being written are not")
         #expect(failure("[recording]\nsegment_seconds = \"five\"\n", profile: false) ==
                 "F:2: recording.segment_seconds: must be an integer, not a string")
     }
@@ -208,9 +210,13 @@ private func write(_ text: String, _ name: String) -> String {
         var tv = timeval(tv_sec: 20, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
 
-        // An interrupted recording from an earlier run.
+        // Interrupted recordings from earlier runs: one from before the
+        // partial folder existed, one in it; and an unfinished photo.
         try FileManager.default.createDirectory(atPath: "\(dir)/rec", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: "\(dir)/incoming", withIntermediateDirectories: true)
         _ = FileManager.default.createFile(atPath: "\(dir)/rec/old.mp4.partial", contents: Data(count: 10))
+        _ = FileManager.default.createFile(atPath: "\(dir)/incoming/cut.mkv.partial", contents: Data(count: 20))
+        _ = FileManager.default.createFile(atPath: "\(dir)/incoming/half.jpg.partial", contents: Data(count: 5))
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: obscura)
@@ -242,6 +248,10 @@ private func write(_ text: String, _ name: String) -> String {
         #expect(flash.status == 0)
         #expect(try runProgram(obscura, ["status", "--socket", "\(dir)/control.sock"]).stdout.contains("flash: off"))
         #expect(FileManager.default.fileExists(atPath: "\(dir)/rec/old.mp4"))  // recovered
+        #expect(FileManager.default.fileExists(atPath: "\(dir)/rec/cut.mkv"))
+        let sums = try runProgram("/usr/bin/sha256sum", ["-c", "old.mp4.sha256", "cut.mkv.sha256"], cwd: "\(dir)/rec")
+        #expect(sums.status == 0 && sums.stdout == "old.mp4: OK\ncut.mkv: OK\n", "\(sums.stdout)\(sums.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(dir)/incoming").isEmpty)  // the half photo dropped
         process.terminate()
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)

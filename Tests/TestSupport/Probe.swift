@@ -84,3 +84,15 @@ public let packageRoot: String = {
     }
     return FileManager.default.currentDirectoryPath
 }()
+
+/// A fresh directory under the system's temporary folder, removed when the
+/// value goes away.
+public final class TemporaryDirectory {
+    public let path: String
+    public init(_ label: String = "obscura-test") throws {
+        var template = Array((NSTemporaryDirectory() + "/\(label)-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw CocoaError(.fileWriteUnknown) }
+        path = String(cString: made)
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}

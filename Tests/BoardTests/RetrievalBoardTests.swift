@@ -1,0 +1,170 @@
+import Foundation
+import Testing
+import TestSupport
+
+extension VirtualBoardTests {
+/// Fetching recordings over SSH as a user does it: the service installed by
+/// deploy/install under systemd, a real OpenSSH server started on
+/// 127.0.0.1:2222 with the system's configuration (and so the installed
+/// drop-in), test host and user keys, `obscura pull` as the client.
+@Suite struct RetrievalBoardTests {
+    @Test func theRetrievalAccountGetsFinishedFilesOnlyVerifiedAndNothingElse() throws {
+        let result = try VirtualBoard.run(#"""
+            export PATH=$PATH:$(pwd)/board/virtual
+            k=/tmp/pull; mkdir -p $k
+            rec=/var/lib/obscura/recordings
+            press() { gpio-sim press $1; sleep 0.15; gpio-sim release $1; }
+            finished() { for i in $(seq 100); do [ "$(journalctl -u obscura | grep -c 'recording finished')" -ge $1 ] && break; sleep 0.2; done; }
+            ssh-keygen -q -t ed25519 -N '' -f $k/hostkey
+            ssh-keygen -q -t ed25519 -N '' -C puller@test -f $k/user
+            obscura keys add $k/user.pub | sed 's/^/keys-add: /'
+            obscura keys list | sed 's/^/keys: /'
+            echo "keyfile: $(stat -c %a:%U $(grep -h AuthorizedKeysFile /etc/ssh/sshd_config.d/obscura-fetch.conf | awk '{print $2}'))"
+            mkdir -p /run/sshd
+            /usr/sbin/sshd -p 2222 -o ListenAddress=127.0.0.1 -o PidFile=$k/sshd.pid -h $k/hostkey -E $k/sshd.log
+            echo "[127.0.0.1]:2222 $(cut -d' ' -f1,2 $k/hostkey.pub)" > $k/known_hosts
+            S="-P 2222 -i $k/user -o IdentitiesOnly=yes -o UserKnownHostsFile=$k/known_hosts -o BatchMode=yes"
+            pull() { obscura pull --port 2222 --identity $k/user --known-hosts $k/known_hosts "$@"; }
+            for i in $(seq 50); do [ -s $k/sshd.pid ] && break; sleep 0.1; done
+
+            # A finished recording, a photo, and a recording in progress.
+            press record-button; sleep 4; press record-button; finished 1
+            press photo-button
+            for i in $(seq 50); do ls /var/lib/obscura/photos/*.jpg.sha256 >/dev/null 2>&1 && break; sleep 0.2; done
+            press record-button; sleep 3
+            ls /var/lib/obscura/incoming | sed 's/^/incoming: /'
+            printf 'ls -1a /\nls -1a /recordings\nls -1a /photos\n' | sftp -b - $S obscura-fetch@127.0.0.1 2>&1 | sed 's/^/view: /'
+            pull obscura-fetch@127.0.0.1 $k/dest > $k/out1 2> $k/err1; echo "pull1-rc=$?"
+            sed 's/^/pull1: /' $k/out1 $k/err1
+            ls -A $k/dest | sed 's/^/dest1: /'
+            (cd $k/dest && sha256sum -c *.sha256) 2>&1 | sed 's/^/verify1: /'
+            press record-button; finished 2
+            pull obscura-fetch@127.0.0.1 $k/dest > $k/out2 2> $k/err2; echo "pull2-rc=$?"
+            sed 's/^/pull2: /' $k/out2 $k/err2
+            for f in $k/dest/*.mp4; do
+                echo "pulled-frames=$(ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
+            done
+
+            # An interrupted pull resumes without sending again what arrived.
+            head -c 6000000 /dev/urandom > $rec/big.mkv
+            (cd $rec && sha256sum big.mkv > big.mkv.sha256)
+            chown obscura:obscura $rec/big.mkv*; chmod 640 $rec/big.mkv*
+            obscura pull --port 2222 --identity $k/user --known-hosts $k/known_hosts --limit-kbps 4000 \
+                obscura-fetch@127.0.0.1 $k/dest2 > /dev/null 2> $k/err3 &
+            pp=$!
+            for i in $(seq 600); do
+                [ "$(stat -c %s $k/dest2/.obscura-pull/big.mkv.part 2>/dev/null || echo 0)" -gt 1000000 ] && break; sleep 0.05
+            done
+            kill -INT $pp; wait $pp
+            echo "interrupted-rc=$?"
+            part=$(stat -c %s $k/dest2/.obscura-pull/big.mkv.part)
+            ls -l $k/dest2/.obscura-pull | sed 's/^/parts: /'
+            # What the second run must fetch: all finished files less what arrived.
+            need=$(( $(cat $rec/*.mp4 $rec/*.mkv /var/lib/obscura/photos/*.jpg | wc -c) - $(cat $k/dest2/.obscura-pull/*.part | wc -c) ))
+            before=$(cat /sys/class/net/lo/statistics/tx_bytes)
+            pull obscura-fetch@127.0.0.1 $k/dest2 > $k/out4 2> $k/err4; echo "resume-rc=$?"
+            after=$(cat /sys/class/net/lo/statistics/tx_bytes)
+            echo "resume part=$part need=$need wire=$((after - before)) size=6000000 same=$(cmp -s $rec/big.mkv $k/dest2/big.mkv && echo yes || echo no)"
+            sed 's/^/resume: /' $k/err3 $k/out4 $k/err4
+
+            # What the account cannot do.
+            ssh -p 2222 -i $k/user -o IdentitiesOnly=yes -o UserKnownHostsFile=$k/known_hosts -o BatchMode=yes \
+                obscura-fetch@127.0.0.1 'touch /tmp/shell-ran; id' < /dev/null > $k/shell.out 2>&1
+            echo "shell-rc=$? ran=$([ -e /tmp/shell-ran ] && echo yes || echo no) said-uid=$(grep -c uid= $k/shell.out)"
+            ssh -tt -p 2222 -i $k/user -o IdentitiesOnly=yes -o UserKnownHostsFile=$k/known_hosts -o BatchMode=yes \
+                obscura-fetch@127.0.0.1 < /dev/null > $k/tty.out 2>&1
+            echo "tty: $(grep -c 'PTY allocation request failed' $k/tty.out)"
+            ssh -N -L 2223:127.0.0.1:2222 -p 2222 -i $k/user -o IdentitiesOnly=yes -o UserKnownHostsFile=$k/known_hosts \
+                -o BatchMode=yes -o ExitOnForwardFailure=yes obscura-fetch@127.0.0.1 > $k/fwd.out 2>&1 &
+            sleep 2; printf 'x' | timeout 2 bash -c 'exec 3<>/dev/tcp/127.0.0.1/2223 && cat <&3' > $k/fwd-got 2>&1
+            echo "forward-banner=$(grep -c SSH- $k/fwd-got)"; kill %1 2>/dev/null
+            echo data > $k/upload.txt
+            printf 'put %s /recordings/upload.txt\n' $k/upload.txt | sftp -b - $S obscura-fetch@127.0.0.1 > $k/up.out 2>&1
+            echo "upload-rc=$? exists=$(ls $rec/upload.txt 2>/dev/null | wc -l)"
+            printf 'get /etc/passwd %s/passwd\n' $k | sftp -b - $S obscura-fetch@127.0.0.1 > /dev/null 2>&1
+            echo "outside-rc=$? got=$(ls $k/passwd 2>/dev/null | wc -l)"
+            printf 'get /../incoming/* %s/\n' $k | sftp -b - $S obscura-fetch@127.0.0.1 > /dev/null 2>&1
+            echo "incoming-rc=$?"
+            printf 'rm /recordings/big.mkv\n' | sftp -b - $S obscura-fetch@127.0.0.1 > /dev/null 2>&1
+            echo "rm-readonly-rc=$? still=$(ls $rec/big.mkv | wc -l)"
+
+            # Deleting after verification, once installed with --allow-delete.
+            deploy/install --binary .build/debug/obscura --board virtual --allow-delete > $k/install.out 2>&1
+            echo "install-rc=$? mode=$(stat -c %a $rec) mount=$(findmnt -n -o OPTIONS /srv/obscura/recordings | cut -d, -f1)"
+            sed 's/^/install: /' $k/install.out
+            kill -HUP $(cat $k/sshd.pid); sleep 1
+            for i in $(seq 100); do obscura status > /dev/null 2>&1 && break; sleep 0.2; done
+            head -c 1000 /dev/urandom > $rec/bogus.mkv
+            echo "0000000000000000000000000000000000000000000000000000000000000000  bogus.mkv" > $rec/bogus.mkv.sha256
+            chown obscura:obscura $rec/bogus.mkv*; chmod 640 $rec/bogus.mkv*
+            pull --delete obscura-fetch@127.0.0.1 $k/dest > $k/out5 2> $k/err5; echo "delete-rc=$?"
+            sed 's/^/delete: /' $k/out5 $k/err5
+            ls -A $rec /var/lib/obscura/photos | sed 's/^/left: /'
+            printf 'put %s /recordings/upload.txt\n' $k/upload.txt | sftp -b - $S obscura-fetch@127.0.0.1 > /dev/null 2>&1
+            echo "upload-delete-mode-rc=$? bytes=$(stat -c %s $rec/upload.txt 2>/dev/null || echo none)"
+            grep -E "Accepted|refused|not allowed|Connection closed" $k/sshd.log | sed 's/^/sshd: /' | head -20
+            """#, timeout: 500, options: ["--systemd"])
+        let out = result.stdout
+        let lines = out.split(separator: "\n").map(String.init)
+        func value(_ prefix: String) -> String? { lines.first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) } }
+
+        #expect(lines.contains { $0.hasPrefix("keys: 1 SHA256:") && $0.hasSuffix("ssh-ed25519 puller@test") }, "\(out)\(result.stderr)")
+        #expect(value("keyfile: ") == "644:root")
+        // The chroot shows the two shared folders; nothing being written is in them.
+        let view = lines.filter { $0.hasPrefix("view: ") }
+        #expect(view.contains("view: /recordings") && view.contains("view: /photos"), "\(view)")
+        #expect(!view.contains { $0.contains("incoming") || $0.contains(".partial") }, "\(view)")
+        let incoming = lines.filter { $0.hasPrefix("incoming: ") && $0.hasSuffix(".mp4.partial") }
+        try #require(incoming.count == 1, "a recording is in progress: \(out)")
+        let inProgress = String(incoming[0].dropFirst("incoming: ".count).dropLast(".partial".count))
+
+        // First pull: the finished recording and the photo, verified; not the one being written.
+        #expect(value("pull1-rc=") == "0", "\(out)")
+        let dest1 = Set(lines.filter { $0.hasPrefix("dest1: ") }.map { String($0.dropFirst(7)) })
+        #expect(dest1.filter { $0.hasSuffix(".mp4") }.count == 1 && dest1.filter { $0.hasSuffix(".jpg") }.count == 1, "\(dest1)")
+        #expect(!dest1.contains(inProgress) && !dest1.contains { $0.hasSuffix(".partial") })
+        let verify = lines.filter { $0.hasPrefix("verify1: ") }
+        #expect(verify.count == 2 && verify.allSatisfy { $0.hasSuffix(": OK") }, "\(verify)")
+        // Second pull, after that recording finished: only it.
+        #expect(value("pull2-rc=") == "0")
+        #expect(lines.filter { $0.hasPrefix("pull2: pulled ") }.count == 1)
+        #expect(lines.contains { $0.hasPrefix("pull2: pulled ") && $0.contains(inProgress) }, "\(out)")
+        #expect(lines.contains { $0.hasPrefix("pull2: obscura: 1 pulled") && $0.contains("2 already here") }, "\(out)")
+        let frames = lines.filter { $0.hasPrefix("pulled-frames=") }.compactMap { Int($0.dropFirst(14)) }
+        #expect(frames.count == 2 && frames.allSatisfy { $0 > 30 }, "\(frames)")
+
+        // Resume: the second run sends what was missing, not the whole file.
+        #expect(value("interrupted-rc=") == "1")
+        #expect(value("resume-rc=") == "0", "\(out)")
+        let resume = value("resume part=").map { ("part=" + $0).split(separator: " ").reduce(into: [String: String]()) { d, kv in
+            let p = kv.split(separator: "=", maxSplits: 1)
+            if p.count == 2 { d[String(p[0])] = String(p[1]) }
+        } } ?? [:]
+        let part = Int(resume["part"] ?? "") ?? 0, wire = Int(resume["wire"] ?? "") ?? 0, need = Int(resume["need"] ?? "") ?? 0
+        #expect(part > 100_000 && part < 6_000_000, "interrupted with \(part) bytes here")
+        #expect(resume["same"] == "yes")
+        // Loopback counts every byte once: the missing data, encryption and headers.
+        #expect(need > 6_000_000 - part && wire >= need && wire < need * 105 / 100 + 200_000,
+                "resuming big.mkv at \(part) sent \(wire) bytes over loopback for \(need) missing")
+        #expect(lines.contains("resume: obscura: resuming big.mkv at \(part) bytes"), "\(out)")
+
+        // No shell, no terminal, no forwarding, no writing, nothing outside.
+        #expect(value("shell-rc=")?.hasSuffix("ran=no said-uid=0") == true, "\(out)")
+        #expect(value("tty: ") == "1")
+        #expect(value("forward-banner=") == "0")
+        #expect(value("upload-rc=").map { !$0.hasPrefix("0 ") && $0.hasSuffix("exists=0") } == true, "\(out)")
+        #expect(value("outside-rc=").map { !$0.hasPrefix("0 ") && $0.hasSuffix("got=0") } == true)
+        #expect(value("incoming-rc=") != "0")
+        #expect(value("rm-readonly-rc=").map { !$0.hasPrefix("0 ") && $0.hasSuffix("still=1") } == true, "\(out)")
+
+        // --allow-delete: verified files go, the one whose checksum is wrong stays.
+        #expect(value("install-rc=") == "0 mode=770 mount=rw", "\(out)")
+        #expect(value("delete-rc=") == "1", "the bogus file fails: \(out)")
+        #expect(lines.contains { $0.hasPrefix("delete: obscura: failed: bogus.mkv: checksum mismatch") })
+        let left = Set(lines.filter { $0.hasPrefix("left: ") }.map { String($0.dropFirst(6)) })
+        #expect(left.subtracting(["/var/lib/obscura/recordings:", "/var/lib/obscura/photos:", ""]) == ["bogus.mkv", "bogus.mkv.sha256"], "\(left)")
+        #expect(lines.filter { $0.hasPrefix("delete: deleted on the device: ") }.count == 4, "\(out)")
+        #expect(value("upload-delete-mode-rc=").map { !$0.hasPrefix("0 ") && !$0.hasSuffix("bytes=5") } == true, "\(out)")
+    }
+}
+}

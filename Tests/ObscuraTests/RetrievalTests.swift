@@ -1,0 +1,86 @@
+import Foundation
+import ObscuraMuxing
+import ObscuraRetrieval
+import Testing
+import TestSupport
+
+@Suite struct RetrievalTests {
+    @Test func theChecksumFileIsSha256sumsFormatAndAgreesWithIt() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.path + "/clip.mp4"
+        try Data((0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }).write(to: URL(fileURLWithPath: path))
+        try Checksum.write(for: path)
+        let text = try String(contentsOfFile: path + ".sha256", encoding: .utf8)
+        let line = try #require(ChecksumLine.parse(text))
+        #expect(line.name == "clip.mp4")
+        let check = try runProgram("/usr/bin/sha256sum", ["-c", "clip.mp4.sha256"], cwd: dir.path)
+        #expect(check.status == 0 && check.stdout == "clip.mp4: OK\n", "\(check.stdout)\(check.stderr)")
+        // Nothing temporary is left beside it.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["clip.mp4", "clip.mp4.sha256"])
+    }
+
+    @Test func checksumLinesAreParsedStrictly() {
+        let hex = String(repeating: "ab", count: 32)
+        #expect(ChecksumLine.parse("\(hex)  a.mp4\n")! == (hex, "a.mp4"))
+        #expect(ChecksumLine.parse("\(hex) *a.mp4\n")! == (hex, "a.mp4"))  // sha256sum's binary marker
+        #expect(ChecksumLine.parse("\(hex.uppercased())  a.mp4")!.sha256 == hex)
+        #expect(ChecksumLine.parse("abc  a.mp4") == nil)
+        #expect(ChecksumLine.parse(String(repeating: "z", count: 64) + "  a.mp4") == nil)
+        #expect(ChecksumLine.parse("") == nil)
+    }
+
+    @Test func sftpListingsGiveRegularFilesAndSizes() {
+        let output = """
+            sftp> -ls -ln "/recordings"
+            drwxr-x---    ? 0        0            4096 Nov 22 11:55 /recordings/sub
+            -rw-r-----    ? 999      999       3000000 Nov 22 11:55 /recordings/obscura-20261122-115500.mp4
+            -rw-r-----    ? 999      999            86 Nov 22 11:55 /recordings/obscura-20261122-115500.mp4.sha256
+            -rw-r-----    ? 999      999            12 Jan  1  2025 /recordings/with two spaces.mkv
+            sftp> -get /recordings/*.sha256 "/tmp/x/0/"
+            """
+        let files = SFTPListing.parse(output)
+        #expect(files == ["/recordings/obscura-20261122-115500.mp4": 3_000_000,
+                          "/recordings/obscura-20261122-115500.mp4.sha256": 86,
+                          "/recordings/with two spaces.mkv": 12])
+    }
+
+    static let key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOV1gXoHdKJ5TQRs4bM1O9nB1cBLtTx+DHyJq5BxdBTc puller@desk"
+
+    @Test func keysAreAddedRestrictedOnceAndRemovedByAnyName() throws {
+        var keys = AuthorizedKeys()
+        #expect(try keys.add(Self.key))
+        #expect(try keys.add("command=\"x\" " + Self.key) == false)  // the same key, options dropped
+        #expect(keys.text.contains("\nrestrict ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOV1gXoHdKJ5TQRs4bM1O9nB1cBLtTx+DHyJq5BxdBTc puller@desk\n"))
+        let reread = try AuthorizedKeys(text: keys.text)
+        #expect(reread.keys == keys.keys)
+        let fingerprint = keys.keys[0].fingerprint
+        var copy = keys
+        #expect(try copy.remove(fingerprint).count == 1 && copy.keys.isEmpty)
+        copy = keys
+        #expect(try copy.remove("puller@desk").count == 1)
+        copy = keys
+        #expect(try copy.remove("1").count == 1)
+        #expect(throws: RetrievalError.self) { try copy.remove("2") }
+    }
+
+    @Test func theFingerprintIsOpenSSHs() throws {
+        let dir = try TemporaryDirectory()
+        try Data((Self.key + "\n").utf8).write(to: URL(fileURLWithPath: dir.path + "/k.pub"))
+        let keygen = try runProgram("/usr/bin/ssh-keygen", ["-l", "-E", "sha256", "-f", dir.path + "/k.pub"])
+        try #require(keygen.status == 0, "\(keygen.stderr)")
+        let parsed = try #require(AuthorizedKeys.parse(Self.key))
+        #expect(keygen.stdout.split(separator: " ")[1] == parsed.fingerprint)
+    }
+
+    @Test func notAKeyIsRefusedWithWhatIsAllowed() {
+        var keys = AuthorizedKeys()
+        #expect(throws: RetrievalError.self) { try keys.add("ssh-ed25519 bm90IGEga2V5") }  // base64 of something else
+        #expect(throws: RetrievalError.self) { try keys.add("-----BEGIN OPENSSH PRIVATE KEY-----") }
+        do {
+            try keys.add("hello")
+        } catch {
+            #expect(error.description.contains("ssh-ed25519"))
+        }
+        #expect(throws: RetrievalError.self) { try AuthorizedKeys(text: "# ok\nnonsense line\n") }
+    }
+}
