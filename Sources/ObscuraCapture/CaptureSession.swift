@@ -1,4 +1,5 @@
 import Dispatch
+import ObscuraAudio
 import ObscuraCamera
 import ObscuraMedia
 import ObscuraSystem
@@ -149,6 +150,62 @@ public final class CaptureSession: @unchecked Sendable {
         for c in connections { c.output.connected(to: nil) }
     }
 
+    // MARK: Audio
+
+    /// The microphone: its periods go to every output that takes audio (a
+    /// movie file output records them as a second track) and to audio
+    /// outputs added with `addAudioOutput`. It runs while the session runs.
+    public var audioInput: AudioDeviceInput? { audio.withLock { $0.input } }
+    private let audio = Mutex(AudioLink())
+    private struct AudioLink: @unchecked Sendable {
+        var input: AudioDeviceInput?
+        var extra: [any AudioReceiver] = []
+    }
+
+    public func addInput(_ input: AudioDeviceInput) throws {
+        try audio.withLock { a in
+            guard a.input == nil else {
+                throw CaptureError.cannotAddInput("the session already has an audio input (\(a.input!.deviceName)); one microphone per session")
+            }
+            a.input = input
+        }
+        for receiver in audioReceivers() {
+            input.addReceiver(receiver)
+            receiver.audioConnected(input.format)
+        }
+        if isRunning { try input.start() }
+    }
+
+    public func removeInput(_ input: AudioDeviceInput) {
+        let removed = audio.withLock { a -> Bool in
+            guard a.input === input else { return false }
+            a.input = nil
+            return true
+        }
+        guard removed else { return }
+        input.stop()
+        for receiver in audioReceivers() {
+            input.removeReceiver(receiver)
+            receiver.audioConnected(nil)
+        }
+    }
+
+    /// An audio data output (or any receiver) fed by the audio input.
+    public func addAudioOutput(_ receiver: any AudioReceiver) {
+        let input = audio.withLock { a -> AudioDeviceInput? in
+            a.extra.append(receiver)
+            return a.input
+        }
+        if let input {
+            input.addReceiver(receiver)
+            receiver.audioConnected(input.format)
+        }
+    }
+
+    private func audioReceivers() -> [any AudioReceiver] {
+        connections.compactMap { $0.output as? any AudioReceiver } + audio.withLock { $0.extra }
+    }
+
     public func canAddOutput(_ output: any CaptureOutput) -> Bool {
         lock.withLock { _ in !_connections.contains { $0.output === output } }
     }
@@ -160,6 +217,10 @@ public final class CaptureSession: @unchecked Sendable {
         let connection = CaptureConnection(output: output)
         try change { _connections.append(connection) }
         output.connected(to: inputs.first?.device)
+        if let receiver = output as? any AudioReceiver, let input = audioInput {
+            input.addReceiver(receiver)
+            receiver.audioConnected(input.format)
+        }
         if isRunning { output.queue.reopen() }
         return connection
     }
@@ -241,6 +302,10 @@ public final class CaptureSession: @unchecked Sendable {
             }
             startWatchdog()
         }
+        if let input = audioInput {
+            // A microphone that fails does not stop the camera: recordings go on without sound.
+            do { try input.start() } catch { log("audio: \(error); recording without sound") }
+        }
         emit(.didStartRunning)
     }
 
@@ -272,6 +337,7 @@ public final class CaptureSession: @unchecked Sendable {
             }
             for c in connections { c.output.queue.close() }
         }
+        audioInput?.stop()
         emit(.didStopRunning)
     }
 

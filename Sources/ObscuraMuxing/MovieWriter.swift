@@ -53,14 +53,18 @@ public final class MovieWriter {
     private var finished = false
     private var syncer: DataSyncer?
     public private(set) var packetsWritten = 0
+    private var audioStream: UnsafeMutablePointer<AVStream>?
+    private var audioTimeBase = AVRational(num: 1, den: 48_000)
+    public private(set) var audioPacketsWritten = 0
     public private(set) var bytesWritten = 0
 
     /// `partialDirectory`: where the file is while being written (on the same
     /// filesystem, so the finishing rename is atomic); nil: beside `path`.
     /// A service keeps it out of the folder that is shared, so nothing
-    /// half-written can be listed or fetched.
+    /// half-written can be listed or fetched. `audio`: a second track.
     public init(path: String, container: MovieContainer, video: CodecParameters,
-                fragmentDuration: Duration? = .seconds(1), partialDirectory: String? = nil) throws {
+                fragmentDuration: Duration? = .seconds(1), partialDirectory: String? = nil,
+                audio: CodecParameters? = nil) throws {
         self.path = path
         let partialPath = partialDirectory.map { $0 + "/" + (path as NSString).lastPathComponent + ".partial" } ?? path + ".partial"
         self.partialPath = partialPath
@@ -76,6 +80,18 @@ public final class MovieWriter {
         do {
             try check(avcodec_parameters_copy(stream.pointee.codecpar, video.parameters), "avcodec_parameters_copy")
             stream.pointee.time_base = video.timeBase
+            if let audio {
+                guard let a = avformat_new_stream(ctx, nil) else {
+                    throw FFmpegError(call: "avformat_new_stream (audio)", code: obscura_averror(ENOMEM))
+                }
+                try check(avcodec_parameters_copy(a.pointee.codecpar, audio.parameters), "avcodec_parameters_copy (audio)")
+                a.pointee.time_base = audio.timeBase
+                audioStream = a
+                audioTimeBase = audio.timeBase
+                // The muxer waits for both tracks before writing; never long,
+                // so a killed process still loses at most about a fragment.
+                ctx.pointee.max_interleave_delta = 500_000
+            }
             try check(avio_open(&ctx.pointee.pb, partialPath, AVIO_FLAG_WRITE), "avio_open", partialPath)
             var options: OpaquePointer?
             defer { av_dict_free(&options) }
@@ -138,6 +154,19 @@ public final class MovieWriter {
         // the storage, so a power cut loses little more than a fragment.
         if keyframe || packetsWritten % 16 == 0 { syncer?.request() }
     }
+
+    /// Writes one audio packet (its time base the audio encoder's).
+    public func writeAudio(_ packet: EncodedPacket) throws {
+        guard let context, let audioStream, !finished else { return }
+        let raw = packet.rawPacket
+        raw.pointee.stream_index = audioStream.pointee.index
+        av_packet_rescale_ts(raw, audioTimeBase, audioStream.pointee.time_base)
+        bytesWritten += Int(raw.pointee.size)
+        try check(av_interleaved_write_frame(context, raw), "av_interleaved_write_frame (audio)", partialPath)
+        audioPacketsWritten += 1
+    }
+
+    public var hasAudio: Bool { audioStream != nil }
 
     /// Writes the trailer, flushes to disk, and renames `.partial` to the final name.
     public func finish() throws {

@@ -30,6 +30,10 @@ public struct MovieSettings: Sendable, Equatable {
     /// service keeps them out of the folder it shares, so nothing
     /// half-written is listed or fetched.
     public var partialDirectory: String?
+    /// The audio track, when an audio input is connected to the output.
+    public var audio = AudioEncoderSettings()
+    /// False: video only even with an audio input connected.
+    public var recordsAudio = true
     public init() {}
 
     func encoderSettings(size: PixelSize) -> VideoEncoderSettings {
@@ -98,6 +102,16 @@ public struct RecordingProgress: Sendable, Equatable {
     /// Video at the start of the file that came from the pre-record buffer
     /// (recorded before the recording was started).
     public var preRoll: Duration = .zero
+    /// The audio track ("aac, 48000 Hz, mono"), empty without one.
+    public var audio = ""
+    public var audioPackets = 0
+    /// Samples the drift correction added (or removed, negative) to keep
+    /// audio on the video's clock.
+    public var audioCompensatedSamples: Int64 = 0
+    /// Audio periods dropped because the recorder fell behind.
+    public var audioDrops = 0
+    /// The file's time zero on CLOCK_MONOTONIC (the camera's clock), ns.
+    public var timeZeroNanoseconds: UInt64?
     /// Frames per second measured from the timestamps.
     public var frameRate: Double {
         frames > 1 && duration > .zero ? Double(frames - 1) / duration.seconds : 0
@@ -121,7 +135,7 @@ public enum RecordingEvent: Sendable, Equatable {
 /// its final name after a clean finish and fsync. Its queue is bounded: an
 /// encoder that falls behind drops frames (counted), never stalling the camera.
 /// Between recordings it holds no frame.
-public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
+public final class MovieFileOutput: CaptureOutput, AudioReceiver, @unchecked Sendable {
     public let queue = FrameQueue(policy: .bounded(4))
     public let preferredPixelFormat: PixelFormat?
     public var maxRecordedDuration: Duration?
@@ -147,6 +161,28 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
         var handOver = false
         var bufferStatus = PreRecordStatus()
         var encoderChoice = ""
+        /// Audio: the connected input's format, and periods waiting for the recording loop.
+        var audioFormat: AudioFormat?
+        var pendingAudio: [AudioBuffer] = []
+        var audioDrops = 0
+    }
+
+    // MARK: Audio
+
+    public func audioConnected(_ format: AudioFormat?) { state.withLock { $0.audioFormat = format } }
+
+    /// Takes a captured period while recording (at most five seconds wait;
+    /// the oldest go first when the recorder falls behind).
+    public func receive(_ buffer: AudioBuffer) {
+        state.withLock { s in
+            guard s.task != nil, !s.paused else { return }
+            s.pendingAudio.append(buffer)
+            let limit = 5 * buffer.format.sampleRate / max(1, buffer.frames)
+            if s.pendingAudio.count > limit {
+                s.pendingAudio.removeFirst()
+                s.audioDrops += 1
+            }
+        }
     }
 
     struct PreRecordArm {
@@ -317,6 +353,11 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
         let (events, continuation) = AsyncStream<RecordingEvent>.makeStream(bufferingPolicy: .bufferingNewest(256))
         try state.withLock { s in
             guard s.task == nil else { throw RecordingError.alreadyRecording }
+            if settings.recordsAudio, s.audioFormat != nil, settings.audio.codec == .opus, container != .mkv {
+                throw RecordingError.audioCodecNeedsContainer(settings.audio.codec.rawValue, container.rawValue)
+            }
+            s.pendingAudio = []
+            s.audioDrops = 0
             s.stop = false
             s.cameraLost = false
             s.progress = RecordingProgress()
@@ -407,7 +448,34 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
         let copiesBefore = copies.copies
         let framesBefore = copies.frames
 
+        // Audio: an encoder made when the file opens (if an input is connected).
+        var audioEncoder: AudioEncoder?
+        let audioFormat = settings.recordsAudio ? state.withLock { $0.audioFormat } : nil
+
+        func writeAudio(_ packet: EncodedPacket) throws {
+            guard let writer, writer.hasAudio, let audioEncoder else { return }
+            packet.rebase(by: segmentBase * Int64(audioEncoder.sampleRate) / 1_000_000)
+            guard packet.pts >= 0 else { return } // before the file's time zero
+            try writer.writeAudio(packet)
+            progress.audioPackets += 1
+        }
+
+        /// Encodes the periods captured since the last call onto the video's timeline.
+        func pumpAudio() throws {
+            let buffers = state.withLock { s -> [AudioBuffer] in
+                defer { s.pendingAudio = [] }
+                return s.pendingAudio
+            }
+            guard let audioEncoder, let start = first, !wasPaused else { return }
+            for buffer in buffers {
+                let t = Int64(bitPattern: buffer.timestampNanoseconds &- start &- pausedTotal)
+                for packet in try audioEncoder.encode(buffer, ptsNanoseconds: t) { try writeAudio(packet) }
+            }
+            progress.audioCompensatedSamples = audioEncoder.compensatedSamples
+        }
+
         func publish() {
+            progress.audioDrops = state.withLock { $0.audioDrops }
             progress.encoderCPU = .nanoseconds(Int64(encoderCPU))
             progress.droppedFrames = queue.drops - dropsBefore
             let encoded = copies.frames - framesBefore
@@ -436,9 +504,15 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
             fileBase = packet.dts
             segmentBase = packet.dts
             nextBoundary = segmentLength.map { packet.pts + $0 } ?? .max
+            if let audioFormat, audioEncoder == nil, container != .elementary {
+                audioEncoder = try AudioEncoder(settings: settings.audio, inputFormat: audioFormat)
+                let channels = audioFormat.channels == 1 ? "mono" : audioFormat.channels == 2 ? "stereo" : "\(audioFormat.channels) channels"
+                progress.audio = "\(audioEncoder!.name), \(audioEncoder!.sampleRate) Hz, \(channels)"
+            }
+            if let first { progress.timeZeroNanoseconds = first &+ UInt64(max(0, packet.dts)) * 1000 }
             writer = try MovieWriter(path: segmentPath(path, segmentIndex), container: container,
                                      video: encoder.codecParameters, fragmentDuration: settings.fragmentDuration,
-                                     partialDirectory: settings.partialDirectory)
+                                     partialDirectory: settings.partialDirectory, audio: audioEncoder?.codecParameters)
             publish()
             events.yield(.started(path: path))
         }
@@ -457,7 +531,7 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
                 segmentBase = packet.dts
                 writer = try MovieWriter(path: segmentPath(path, segmentIndex), container: container,
                                          video: encoder.codecParameters, fragmentDuration: settings.fragmentDuration,
-                                     partialDirectory: settings.partialDirectory)
+                                         partialDirectory: settings.partialDirectory, audio: audioEncoder?.codecParameters)
                 nextBoundary += segmentLength ?? 0
                 keyframeRequested = false
             }
@@ -550,6 +624,7 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
                 for packet in made {
                     try write(packet, encoder: encoder!)
                 }
+                try pumpAudio()
                 guard let current = writer else { continue }
                 progress.duration = .microseconds(pts - fileBase)
                 progress.bytes = bytesBefore + current.bytesWritten
@@ -581,6 +656,11 @@ public final class MovieFileOutput: CaptureOutput, @unchecked Sendable {
                 encoderCPU &+= Self.threadCPU() &- cpuBefore
                 for packet in drained {
                     try write(packet, encoder: encoder)
+                }
+                try pumpAudio()
+                if let audioEncoder {
+                    for packet in try audioEncoder.finish() { try writeAudio(packet) }
+                    progress.audioCompensatedSamples = audioEncoder.compensatedSamples
                 }
                 if let writer {
                     progress.bytes = bytesBefore + writer.bytesWritten
@@ -624,6 +704,7 @@ public enum RecordingError: Error, CustomStringConvertible, Equatable {
     case alreadyPreRecording
     case preRecordDuration(Duration)
     case preRecordBytes(Int)
+    case audioCodecNeedsContainer(String, String)
 
     public var description: String {
         switch self {
@@ -633,6 +714,7 @@ public enum RecordingError: Error, CustomStringConvertible, Equatable {
         case .alreadyPreRecording: "pre-recording is already armed; disarm it first to change it"
         case .preRecordDuration(let d): "a pre-record duration must be above 0 and at most 600 seconds, not \(d)"
         case .preRecordBytes(let n): "a pre-record buffer needs at least 1 MiB, not \(n) bytes"
+        case .audioCodecNeedsContainer(let codec, let container): "\(codec) audio goes only in mkv files, not \(container); use aac for mp4 and mov"
         }
     }
 }

@@ -1,18 +1,22 @@
 import ArgumentParser
 import Foundation
+import ObscuraAudio
 import ObscuraCamera
 import ObscuraMedia
 
 struct DevicesCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices",
-        abstract: "List cameras with their formats, sizes and frame-rate ranges.")
+        abstract: "List cameras with their formats, sizes and frame-rate ranges, and audio capture devices.")
 
     @Flag(help: "Also list the controls each camera offers.")
     var controls = false
 
     func run() async throws {
         try await Self.reporting {
+            let microphones = AudioCaptureDevice.devices()
+            if microphones.isEmpty { print("audio: no capture devices (video-only recordings)") }
+            for m in microphones { print("audio \"\(m.id)\": \(m.name)") }
             let manager = try CameraManager.start()
             let cameras = manager.cameras
             guard !cameras.isEmpty else { throw CameraError.noCameras(libcameraVersion: CameraManager.libcameraVersion) }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import ObscuraAudio
 import ObscuraCamera
 import ObscuraCapture
 import ObscuraEncoding
@@ -46,6 +47,12 @@ struct RecordCommand: AsyncParsableCommand {
     @Flag(help: "Show the camera on a display through KMS while recording (headless when there is none).") var preview = false
     @Option(help: "Encoder: auto (a V4L2 hardware encoder, else libavcodec), v4l2m2m (hardware only) or software.") var encoder: String = "auto"
     @Option(help: "Save the first frame as PPM (to compare with what was recorded).") var saveFrame: String?
+    @Option(help: "Audio: an ALSA capture device (see `obscura devices`), auto (the first) or none. Without a usable device the recording is video only.")
+    var audio: String = "none"
+    @Option(help: "Audio codec: aac (mp4, mov, mkv) or opus (mkv).") var audioCodec: String = "aac"
+    @Option(help: "Audio sample rate in Hz.") var audioRate: Int = 48_000
+    @Option(help: "Audio channels.") var audioChannels: Int = 1
+    @Option(help: "Audio bit rate in bits per second.") var audioBitRate: Int = 96_000
 
     func run() async throws {
         try await Self.reporting { try await record() }
@@ -87,6 +94,15 @@ struct RecordCommand: AsyncParsableCommand {
             guard let parsed = PixelSize(parsing: $0) else { throw UserFacingError("cannot read size \"\($0)\"; write it as WIDTHxHEIGHT, e.g. 1280x720") }
             return parsed
         }
+        guard let audioCodecValue = AudioCodec(rawValue: audioCodec) else {
+            throw UserFacingError("unknown audio codec \"\(audioCodec)\"; allowed: aac, opus")
+        }
+        if audio != "none", audioCodecValue == .opus, fileType != .mkv {
+            throw UserFacingError("opus audio goes only in mkv files; use --audio-codec aac for \(fileType.rawValue)")
+        }
+        guard (8_000...192_000).contains(audioRate), (1...8).contains(audioChannels) else {
+            throw UserFacingError("--audio-rate must be 8000–192000 Hz and --audio-channels 1–8, not \(audioRate) and \(audioChannels)")
+        }
         let device = try CameraChoice.device(camera)
         let chosen = try CameraChoice.applyFormat(device, format: pixelFormat.map { PixelFormat($0) }, size: requestedSize)
 
@@ -118,6 +134,15 @@ struct RecordCommand: AsyncParsableCommand {
         }
         try session.setSessionPreset(chosen ? .inputPriority : .high)
         try session.commitConfiguration()
+        if audio != "none" {
+            do {
+                let input = try AudioDeviceInput(device: audio, format: AudioFormat(sampleRate: audioRate, channels: audioChannels))
+                try session.addInput(input)
+                Log.note("audio from \(input.deviceName): \(input.format), \(input.periodFrames)-frame periods")
+            } catch {
+                Log.note("audio: \(error); recording video only")
+            }
+        }
 
         var settings = MovieSettings()
         settings.codec = videoCodec
@@ -127,6 +152,7 @@ struct RecordCommand: AsyncParsableCommand {
         settings.nominalFrameRate = device.cameraDescription.frameRateRange?.upperBound ?? frameRate
         settings.container = fileType
         settings.encoders = encoders
+        settings.audio = AudioEncoderSettings(codec: audioCodecValue, bitRate: audioBitRate)
 
         let signals = SignalStop { movie.stopRecording() }
         defer { signals.cancel() }
@@ -196,7 +222,9 @@ struct RecordCommand: AsyncParsableCommand {
               + ", CPU copies per frame \(String(format: "%.2f", p.copiesPerFrame))"
               + String(format: ", encoder CPU %.2f ms per frame", p.frames == 0 ? 0 : p.encoderCPU.seconds * 1000 / Double(p.frames))
               + (preRecord != nil ? String(format: ", pre-roll %.3f s", p.preRoll.seconds) : "")
+              + (p.audio.isEmpty ? "" : ", audio \(p.audio) (\(p.audioPackets) packets, drift corrected by \(p.audioCompensatedSamples) samples, \(p.audioDrops) periods dropped, \(session.audioInput?.overruns ?? 0) overruns)")
               + ", finished: \(reason)")
+        if let zero = p.timeZeroNanoseconds { Log.note("time zero: \(zero) ns (CLOCK_MONOTONIC)") }
         switch reason {
         case .stopped, .maximumDurationReached, .maximumFileSizeReached: break
         default: throw ExitCode(3)

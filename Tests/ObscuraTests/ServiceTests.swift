@@ -283,13 +283,16 @@ private func write(_ text: String, _ name: String) -> String {
         let contents = try runProgram("dpkg-deb", ["-c", deb]).stdout
         for path in ["./usr/bin/obscura", "./lib/systemd/system/obscura.service", "./usr/lib/sysusers.d/obscura.conf",
                      "./lib/udev/rules.d/60-obscura-gpio.rules", "./etc/obscura/obscura.toml",
-                     "./usr/share/obscura/profiles/pi4b.toml", "./usr/share/obscura/profiles/virtual.toml"] {
+                     "./usr/share/obscura/profiles/pi4b.toml", "./usr/share/obscura/profiles/virtual.toml",
+                     "./etc/ssh/sshd_config.d/obscura-fetch.conf", "./lib/systemd/system/srv-obscura-recordings.mount",
+                     "./srv/obscura/photos/"] {
             #expect(contents.contains(path), "\(path) missing")
         }
         let control = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-deb-control-\(getpid())").path
         defer { try? FileManager.default.removeItem(atPath: control) }
         #expect(try runProgram("dpkg-deb", ["-e", deb, control]).status == 0)
-        #expect(try String(contentsOfFile: control + "/conffiles", encoding: .utf8) == "/etc/obscura/obscura.toml\n")
+        #expect(try String(contentsOfFile: control + "/conffiles", encoding: .utf8)
+                == "/etc/obscura/obscura.toml\n/etc/ssh/sshd_config.d/obscura-fetch.conf\n")
         #expect(try String(contentsOfFile: control + "/postinst", encoding: .utf8).contains("systemd-sysusers"))
     }
 }

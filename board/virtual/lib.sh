@@ -23,7 +23,7 @@ board_kernel_version() {
 }
 
 # Out-of-tree drivers the board loads, in load order.
-board_drivers=(v4l2-mem2mem vimc vicodec vkms gpio-sim)
+board_drivers=(v4l2-mem2mem vimc vicodec vkms gpio-sim snd-aloop)
 
 # Module parameters per driver.
 driver_params() {

@@ -1,0 +1,71 @@
+import ArgumentParser
+import Foundation
+import ObscuraAudio
+import ObscuraMedia
+
+struct BeepCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "beep",
+        abstract: "Play timed beeps on an audio device, printing when each is heard (to check audio/video sync).",
+        discussion: """
+        Plays a short tone every --every seconds, silence between, and prints \
+        "beep N at T" with T the moment its first sample is played, in \
+        CLOCK_MONOTONIC nanoseconds — the clock of camera timestamps and of \
+        `obscura record`'s "time zero". With the ALSA loopback driver, play on \
+        hw:Loopback,0 and record from hw:Loopback,1.
+        """)
+
+    @Option(help: "ALSA playback device.") var device: String = "default"
+    @Option(help: "Seconds between beeps.") var every: Double = 1
+    @Option(help: "Number of beeps.") var count: Int = 10
+    @Option(help: "Seconds of silence before the first beep.") var lead: Double = 0.5
+    @Option(help: "Tone frequency in Hz.") var frequency: Double = 1000
+    @Option(help: "Tone length in milliseconds.") var length: Int = 60
+    @Option(help: "Sample rate in Hz.") var rate: Int = 48_000
+
+    func run() throws {
+        guard every >= 0.1, count >= 1, length >= 5, Double(length) / 1000 < every else {
+            throw ValidationError("--every must be at least 0.1 s and longer than --length; --count at least 1")
+        }
+        let player: AudioPlayback
+        do { player = try AudioPlayback(device: device, format: AudioFormat(sampleRate: rate, channels: 1)) } catch {
+            Log.note("error: \(error)")
+            throw ExitCode.failure
+        }
+        let chunk = rate / 50 // 20 ms
+        let spacing = Int64(every * Double(rate))
+        let first = Int64(lead * Double(rate))
+        let toneFrames = Int64(length * rate / 1000)
+        let end = first + spacing * Int64(count - 1) + toneFrames + Int64(rate / 2)
+        var next = 0
+        var position: Int64 = 0
+        var pending: [(Int, Int64)] = []
+        while position < end {
+            var samples = [Int16](repeating: 0, count: chunk)
+            for i in 0..<chunk {
+                let k = position + Int64(i)
+                guard k >= first else { continue }
+                let offset = (k - first) % spacing
+                let beep = (k - first) / spacing
+                if beep < count, offset < toneFrames {
+                    samples[i] = Int16(12_000 * sin(2 * Double.pi * frequency * Double(offset) / Double(rate)))
+                    if offset == 0 { pending.append((Int(beep) + 1, k)) }
+                }
+            }
+            do { try player.write(samples) } catch {
+                Log.note("error: \(error)")
+                throw ExitCode.failure
+            }
+            position += Int64(chunk)
+            // Date each onset once the device has it queued.
+            pending.removeAll { beep, frame in
+                guard let t = player.timeOfFrame(frame) else { return false }
+                Log.output("beep \(beep) at \(t)")
+                next = beep
+                return true
+            }
+        }
+        player.drain()
+        _ = next
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import ObscuraCamera
+import ObscuraEncoding
+import ObscuraMuxing
+import Synchronization
+import Testing
+import TestSupport
+@testable import ObscuraCapture
+@testable import ObscuraMedia
+@testable import ObscuraRecording
+@testable import ObscuraSystem
+
+/// Finds tone onsets in mono s16 samples: the first loud sample after at least `gap` quiet ones.
+func beepOnsets(_ samples: [Int16], rate: Int, threshold: Int16 = 3000, gap: Double = 0.3) -> [Double] {
+    var onsets: [Double] = []
+    var quiet = Int(gap * Double(rate))
+    for (i, s) in samples.enumerated() {
+        if abs(Int(s)) >= Int(threshold) {
+            if quiet >= Int(gap * Double(rate)) { onsets.append(Double(i) / Double(rate)) }
+            quiet = 0
+        } else {
+            quiet += 1
+        }
+    }
+    return onsets
+}
+
+/// Beep onsets in the first audio track of `file`, in file time (the
+/// track's start time added: decoded audio begins at its first sample).
+func beepTimes(in file: String) throws -> [Double] {
+    let start = try runProgram("ffprobe", ["-v", "error", "-select_streams", "a:0", "-show_entries", "stream=start_time", "-of", "csv=p=0", file])
+    let offset = Double(start.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+    return beepOnsets(try decodedAudio(file), rate: 48_000).map { $0 + offset }
+}
+
+/// The first audio track of `file`, decoded by ffmpeg to mono s16 at `rate`.
+func decodedAudio(_ file: String, rate: Int = 48_000) throws -> [Int16] {
+    let out = FileManager.default.temporaryDirectory.appendingPathComponent("audio-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).raw").path
+    defer { unlink(out) }
+    let r = try runProgram("ffmpeg", ["-v", "error", "-y", "-i", file, "-map", "0:a:0", "-ac", "1", "-ar", String(rate), "-f", "s16le", out])
+    guard r.status == 0 else { throw CocoaError(.fileReadCorruptFile, userInfo: [NSLocalizedDescriptionKey: r.stderr]) }
+    let data = try Data(contentsOf: URL(fileURLWithPath: out))
+    return data.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+}
+
+@Suite struct AudioEncoderTests {
+    /// A card whose crystal runs 0.3 % fast: two minutes of its samples take
+    /// 0.36 s less than two minutes on the camera's clock. Counting samples
+    /// would put the end 0.36 s late; the corrected track ends where the
+    /// timestamps say, within one video frame.
+    @Test func theDriftCorrectionKeepsAudioOnTheCameraClock() throws {
+        let format = AudioFormat(sampleRate: 48_000, channels: 1)
+        let encoder = try AudioEncoder(settings: AudioEncoderSettings(codec: .aac), inputFormat: format)
+        let cardRate = 48_000.0 * 1.003
+        let period = 960
+        let periods = 120 * 48_000 / period
+        var packets = 0
+        var lastPTS: Int64 = 0
+        for k in 0..<periods {
+            let ns = Int64(Double(k * period) / cardRate * 1e9)
+            let buffer = AudioBuffer(format: format, samples: [Int16](repeating: Int16(k % 7), count: period),
+                                     timestampNanoseconds: UInt64(ns), sampleIndex: Int64(k * period))
+            for p in try encoder.encode(buffer, ptsNanoseconds: ns) { packets += 1; lastPTS = p.pts }
+        }
+        for p in try encoder.finish() { packets += 1; lastPTS = p.pts }
+        let monotonicEnd = Double(periods * period) / cardRate      // where the last sample belongs, seconds
+        let trackEnd = Double(encoder.samplesOut) / 48_000            // where the track ends
+        #expect(abs(trackEnd - monotonicEnd) < 1.0 / 30, "track ends at \(trackEnd) s, the camera clock says \(monotonicEnd) s")
+        #expect(abs(Double(lastPTS) / 48_000 - monotonicEnd) < 0.1)
+        // Uncorrected it would be 0.36 s off: the correction removed about that many samples.
+        #expect(encoder.compensatedSamples < -15_000 && encoder.compensatedSamples > -19_500, "\(encoder.compensatedSamples)")
+        #expect(packets > periods * period / 1024 - 400)
+    }
+
+    @Test func opusInAnMP4IsRefusedNamingTheContainerThatTakesIt() throws {
+        let output = MovieFileOutput()
+        output.audioConnected(AudioFormat())
+        var settings = MovieSettings()
+        settings.audio.codec = .opus
+        #expect(throws: RecordingError.audioCodecNeedsContainer("opus", "mp4")) {
+            _ = try output.startRecording(to: "/tmp/x.mp4", settings: settings)
+        }
+    }
+}
+
+@Suite(.serialized) struct AudioRecordingTests {
+    /// Video from the synthetic camera (monotonic timestamps) and beeps
+    /// delivered as a microphone would — periods stamped on the monotonic
+    /// clock — make an MP4 with an AAC track in which every beep sits where
+    /// the camera's clock puts it, within one frame.
+    @Test(arguments: [(MovieContainer.mp4, AudioCodec.aac), (.mkv, .opus)])
+    func beepsLandAtTheirCameraTimes(container: MovieContainer, codec: AudioCodec) async throws {
+        let output = MovieFileOutput()
+        output.maxRecordedDuration = .seconds(5)
+        let session = CaptureSession()
+        session.beginConfiguration()
+        try session.addInput(CaptureDeviceInput(device: CaptureDevice(source: SyntheticCamera())))
+        try session.addOutput(output)
+        try session.setSessionPreset(.vga640x480)
+        try session.commitConfiguration()
+        let format = AudioFormat(sampleRate: 48_000, channels: 1)
+        output.audioConnected(format)
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("beeps-\(getpid()).\(container.rawValue)").path
+        defer { unlink(file); unlink(file + ".sha256") }
+        var settings = MovieSettings()
+        settings.audio.codec = codec
+        let events = try output.startRecording(to: file, settings: settings)
+        try session.startRunning()
+
+        // A microphone thread: 20 ms periods on the monotonic clock, a 60 ms
+        // beep every 700 ms (times noted).
+        let beeps = Mutex<[UInt64]>([])
+        let stop = Atomic<Bool>(false)
+        let mic = Thread {
+            let start = Syscalls.monotonicNanoseconds()
+            var index: Int64 = 0
+            while !stop.load(ordering: .relaxed) {
+                let t = start + UInt64(index) * 1_000_000_000 / 48_000
+                while Syscalls.monotonicNanoseconds() < t + 20_000_000 { usleep(2_000) }
+                var samples = [Int16](repeating: 0, count: 960)
+                for i in 0..<960 {
+                    let k = index + Int64(i)
+                    let phase = k % 33_600 // 700 ms
+                    if k >= 24_000, phase < 2_880 {
+                        if phase == 0 { beeps.withLock { $0.append(start + UInt64(k) * 1_000_000_000 / 48_000) } }
+                        samples[i] = Int16(12_000 * sin(2 * Double.pi * 1000 * Double(phase) / 48_000))
+                    }
+                }
+                output.receive(AudioBuffer(format: format, samples: samples, timestampNanoseconds: t, sampleIndex: index))
+                index += 960
+            }
+        }
+        mic.start()
+        var result: RecordingProgress?
+        for await event in events { if case .finished(_, _, let p) = event { result = p } }
+        stop.store(true, ordering: .relaxed)
+        try session.stopRunning()
+        let progress = try #require(result)
+        #expect(progress.audio.hasPrefix(codec == .aac ? "aac, 48000 Hz, mono" : "libopus, 48000 Hz, mono"), "\(progress.audio)")
+        let zero = try #require(progress.timeZeroNanoseconds)
+
+        let streams = try runProgram("ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,codec_name", "-of", "csv=p=0", file])
+        #expect(streams.stdout.contains("h264,video") && streams.stdout.contains(codec == .aac ? "aac,audio" : "opus,audio"), "\(streams.stdout)")
+        let found = try beepTimes(in: file)
+        let expected = beeps.withLock { $0 }.map { Double(Int64($0) - Int64(zero)) / 1e9 }.filter { $0 > 0.05 && $0 < 4.8 }
+        try #require(expected.count >= 5, "\(expected)")
+        for e in expected {
+            let nearest = found.min { abs($0 - e) < abs($1 - e) }
+            #expect(nearest.map { abs($0 - e) < 1.0 / 30 } == true, "beep at \(e) s found at \(nearest ?? -1) s (all: \(found))")
+        }
+    }
+}
