@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "ObscuraRecording", dependencies: ["ObscuraCapture", "ObscuraEncoding", "ObscuraMuxing", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraPhoto", dependencies: ["CImage", "CV4L2", "ObscuraCapture", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraPreview", dependencies: ["CLibDRM", "CFFmpeg", "ObscuraCapture", "ObscuraMedia", "ObscuraSystem"]),
-        .target(name: "ObscuraService", dependencies: ["ObscuraPhoto", "ObscuraPreview", "ObscuraCapture", "ObscuraRecording", "ObscuraGPIO", "ObscuraMedia", "ObscuraSystem"]),
+        .target(name: "ObscuraService", dependencies: ["ObscuraAudio", "ObscuraPhoto", "ObscuraPreview", "ObscuraCapture", "ObscuraRecording", "ObscuraGPIO", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraRetrieval", dependencies: ["ObscuraMuxing"]),
         .executableTarget(name: "obscura", dependencies: [
             "ObscuraRetrieval", "ObscuraAudio",

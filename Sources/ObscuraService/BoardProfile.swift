@@ -22,6 +22,10 @@ public struct BoardProfile: Sendable, Equatable {
     public var previewDevice = ""
     public var previewConnector = ""
     public var previewPlane = "overlay"
+    /// The board's microphone ("auto": the first ALSA capture device; "none").
+    public var audioDevice = "none"
+    public var audioRate = 48_000
+    public var audioChannels = 1
 
     public struct GPIO: Sendable, Equatable {
         public var chip = ""
@@ -77,6 +81,9 @@ public struct BoardProfile: Sendable, Equatable {
         previewDevice = try reader.string("preview.device") ?? ""
         previewConnector = try reader.string("preview.connector") ?? ""
         previewPlane = try reader.string("preview.plane", allowed: ["overlay", "primary"]) ?? "overlay"
+        audioDevice = try reader.string("audio.device") ?? "none"
+        audioRate = try reader.int("audio.sample_rate", range: 8_000...192_000) ?? 48_000
+        audioChannels = try reader.int("audio.channels", range: 1...8) ?? 1
         if reader.document.tables.keys.contains(where: { $0 == "gpio" || $0.hasPrefix("gpio.") }) {
             var g = GPIO()
             g.chip = try reader.require("gpio.chip") { k throws(ConfigurationError) in try reader.string(k) }

@@ -1,4 +1,5 @@
 import Foundation
+import ObscuraAudio
 import ObscuraCamera
 import ObscuraCapture
 import ObscuraEncoding
@@ -33,6 +34,8 @@ public struct ServiceStatus: Sendable, Codable, Equatable {
     public var preRecordSeconds = 0.0
     /// The preview's state ("showing on …", "headless: …"), when enabled.
     public var preview: String?
+    /// The microphone recorded beside the video, or why there is none.
+    public var audio: String?
 }
 
 /// The kiosk recorder: buttons, LEDs, a camera session with a movie output,
@@ -279,6 +282,7 @@ public actor RecorderService {
                 try session.setSessionPreset(.high)
             }
             try session.commitConfiguration()
+            attachAudio(to: session)
             try session.startRunning()
             if configuration.preRecordSeconds > 0 {
                 try movie.armPreRecording(duration: .milliseconds(Int(configuration.preRecordSeconds * 1000)), settings: movieSettings(device))
@@ -309,6 +313,25 @@ public actor RecorderService {
         }
     }
 
+    /// The configuration's microphone, else the profile's. Without one the
+    /// service records video only and says so once.
+    private func attachAudio(to session: CaptureSession) {
+        let name = configuration.audioDevice ?? profile.audioDevice
+        guard name != "none" else {
+            status.audio = "none (audio.device = \"none\")"
+            return
+        }
+        do {
+            let input = try AudioDeviceInput(device: name, format: AudioFormat(sampleRate: profile.audioRate, channels: profile.audioChannels))
+            try session.addInput(input)
+            status.audio = "\(input.deviceName): \(input.format)"
+            log("audio from \(input.deviceName): \(input.format), \(configuration.audioCodec.rawValue) at \(configuration.audioBitRate / 1000) kbit/s")
+        } catch {
+            status.audio = "none: \(error)"
+            log("audio: \(error); recording video only")
+        }
+    }
+
     private func movieSettings(_ device: CaptureDevice) -> MovieSettings {
         var s = MovieSettings()
         s.codec = configuration.codec
@@ -321,6 +344,7 @@ public actor RecorderService {
         for name in profile.encoders { if let k = EncoderKind(name: name), !kinds.contains(k) { kinds.append(k) } }
         s.encoders = kinds.isEmpty ? [.software] : kinds
         s.partialDirectory = configuration.resolvedPartialFolder
+        s.audio = AudioEncoderSettings(codec: configuration.audioCodec, bitRate: configuration.audioBitRate)
         return s
     }
 
@@ -375,7 +399,9 @@ public actor RecorderService {
                 status.recordings += 1
                 status.lastRecording = path
                 log("recording finished: \(path), \(p.frames) frames, \(String(format: "%.1f", p.duration.seconds)) s, "
-                    + "dropped \(p.droppedFrames), camera skipped \(p.skippedFrames), \(reason)")
+                    + "dropped \(p.droppedFrames), camera skipped \(p.skippedFrames)"
+                    + (p.audio.isEmpty ? "" : ", audio \(p.audio) (\(p.audioPackets) packets, drift corrected by \(p.audioCompensatedSamples) samples)")
+                    + ", \(reason)")
                 recordingFinished(reason)
             case .started:
                 // One line: which encoder, how frames reach it, and why it was chosen.

@@ -24,6 +24,11 @@ import ObscuraMuxing
 /// partial_folder = "/var/lib/obscura/incoming"  # files being written (default: beside the
 ///                                 # recordings folder; same filesystem; never shared)
 ///
+/// [audio]
+/// device = "auto"                 # default: the profile's (none, auto, or an ALSA name from `obscura devices`)
+/// codec = "aac"                   # aac (mp4, mov, mkv) or opus (mkv)
+/// bit_rate = 96000
+///
 /// [photo]
 /// folder = "/var/lib/obscura/photos"
 /// raw = false                     # also a DNG from the camera's raw stream (if it has one)
@@ -61,6 +66,10 @@ public struct ServiceConfiguration: Sendable, Equatable {
         partialFolder ?? ((recordingsFolder as NSString).deletingLastPathComponent as NSString).appendingPathComponent("incoming")
     }
     public var controlSocket = "/run/obscura/control.sock"
+    /// nil: the board profile's device.
+    public var audioDevice: String?
+    public var audioCodec = AudioCodec.aac
+    public var audioBitRate = 96_000
     public var previewEnabled = false
     public var previewDevice: String?
     public var previewGravity = "fit"
@@ -94,6 +103,13 @@ public struct ServiceConfiguration: Sendable, Equatable {
         minFreeSpaceBytes = (try reader.int("recording.min_free_space_mb", range: 0...1_000_000) ?? 256) << 20
         quotaBytes = (try reader.int("recording.quota_mb", range: 0...100_000_000) ?? 0) << 20
         partialFolder = try reader.string("recording.partial_folder")
+        audioDevice = try reader.string("audio.device")
+        if let c = try reader.string("audio.codec", allowed: AudioCodec.allCases.map(\.rawValue)) { audioCodec = AudioCodec(rawValue: c)! }
+        audioBitRate = try reader.int("audio.bit_rate", range: 16_000...512_000) ?? 96_000
+        if audioCodec == .opus, container != .mkv, audioDevice != "none" {
+            throw ConfigurationError(file: path, line: reader.document.values["audio.codec"]?.line, key: "audio.codec",
+                                     message: "opus goes only in mkv recordings; set recording.container = \"mkv\" or use aac")
+        }
         controlSocket = try reader.string("control.socket") ?? controlSocket
         previewEnabled = try reader.bool("preview.enabled") ?? false
         previewDevice = try reader.string("preview.device")

@@ -91,6 +91,7 @@ struct StatusCommand: AsyncParsableCommand {
             if let free = status.freeBytes { lines.append("free space: \(free >> 20) MiB") }
             lines.append("flash: \(status.flash)")
             if let preview = status.preview { lines.append("preview: \(preview)") }
+            if let audio = status.audio { lines.append("audio: \(audio)") }
             if status.preRecordSeconds > 0 { lines.append(String(format: "pre-record: %.1f s", status.preRecordSeconds)) }
             lines.append("recordings: \(status.recordings), photos: \(status.photos)")
             if let last = status.lastRecording { lines.append("last recording: \(last)") }

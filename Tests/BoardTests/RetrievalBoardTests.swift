@@ -42,7 +42,7 @@ extension VirtualBoardTests {
             pull obscura-fetch@127.0.0.1 $k/dest > $k/out2 2> $k/err2; echo "pull2-rc=$?"
             sed 's/^/pull2: /' $k/out2 $k/err2
             for f in $k/dest/*.mp4; do
-                echo "pulled-frames=$(ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
+                echo "pulled-frames=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
             done
 
             # An interrupted pull resumes without sending again what arrived.

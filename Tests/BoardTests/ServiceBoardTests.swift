@@ -21,7 +21,8 @@ extension VirtualBoardTests {
             for i in $(seq 100); do journalctl -u obscura | grep -q "recording finished" && break; sleep 0.2; done
             echo "led-stopped=$(gpio-sim get record-led)"
             for f in $rec/*.mp4; do
-                echo "file=$f frames=$(ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
+                echo "file=$f frames=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
+                echo "streams=$(ffprobe -v error -show_entries stream=codec_name,codec_type -of csv=p=0 $f | tr '\n' ' ')"
             done
             press photo-button
             for i in $(seq 50); do ls /var/lib/obscura/photos/*.jpg >/dev/null 2>&1 && break; sleep 0.2; done
@@ -53,7 +54,7 @@ extension VirtualBoardTests {
             done
             echo "restarts=$(systemctl show -p NRestarts --value obscura) active=$(systemctl is-active obscura)"
             for f in $rec/*.mp4; do
-                echo "after-kill=$f frames=$(ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
+                echo "after-kill=$f frames=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
             done
             journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | sed 's/^/journal: /'
             """, timeout: 400, options: ["--systemd"])
@@ -71,6 +72,9 @@ extension VirtualBoardTests {
         let photos = lines.filter { $0.hasPrefix("photo=") }
         #expect(photos.count == 1 && photos.first?.contains("Obscura 636x480") == true, "\(photos)")
         #expect(out.contains("journal: obscura: photo /var/lib/obscura/photos/"))
+        // The profile's microphone (the loopback) under the service's sandbox: a second track.
+        #expect(out.contains("journal: obscura: audio from hw:CARD=Loopback,DEV=1: 48000 Hz, mono, s16, aac at 96 kbit/s"), "\(out)")
+        #expect(lines.contains("streams=h264,video aac,audio "), "\(out)")
         // The profile asks for the hardware encoder first: vicodec has no H.264, so libx264, and the log says why.
         #expect(out.contains("journal: obscura: encoder libx264; frames converted"), "\(out)")
         #expect(out.contains("[software encoder libx264 (libavcodec); hardware: no V4L2 memory-to-memory encoder makes h264"))
@@ -104,7 +108,7 @@ extension VirtualBoardTests {
             gpio-sim press record-button; sleep 0.15; gpio-sim release record-button
             for i in $(seq 100); do journalctl -u obscura | grep -q "recording finished" && break; sleep 0.2; done
             for f in /var/lib/obscura/recordings/*.mp4; do
-                echo "file=$f frames=$(ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
+                echo "file=$f frames=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
             done
             journalctl -u obscura --no-pager -o cat | grep -E "preview" | sed 's/^/journal: /'
             """, timeout: 400, options: ["--systemd"])

@@ -32,6 +32,22 @@ import TestSupport
         #expect(container.stderr.contains(".mp4, .mov or .mkv"))
     }
 
+    /// A machine without a microphone: asking for audio records video only, with a note.
+    @Test func recordingWithoutAMicrophoneIsVideoOnly() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: obscura), "build first: swift build")
+        let dir = try TemporaryDirectory()
+        let result = try runProgram(obscura, ["record", "--camera", "synthetic", "--duration", "1", "--audio", "hw:CARD=Nothing,DEV=3",
+                                              "--output", dir.path + "/v.mp4"], cwd: packageRoot)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("obscura: audio: snd_pcm_open hw:CARD=Nothing,DEV=3: "), "\(result.stderr)")
+        #expect(result.stderr.contains("recording video only"))
+        let streams = try runProgram("ffprobe", ["-v", "error", "-show_entries", "stream=codec_type", "-of", "csv=p=0", dir.path + "/v.mp4"])
+        #expect(streams.stdout == "video\n")
+        let opus = try runProgram(obscura, ["record", "--camera", "synthetic", "--duration", "1", "--audio", "auto", "--audio-codec", "opus",
+                                            "--output", dir.path + "/o.mp4"], cwd: packageRoot)
+        #expect(opus.status != 0 && opus.stderr.contains("opus audio goes only in mkv files"), "\(opus.stderr)")
+    }
+
     @Test func photoRawWritesAJPEGAndADNGOfOneExposure() throws {
         try #require(FileManager.default.isExecutableFile(atPath: obscura), "build first: swift build")
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-cli-raw-\(getpid())").path

@@ -137,6 +137,9 @@ private func write(_ text: String, _ name: String) -> String {
                 "F:2: recording.folder: \"recordings\" must be an absolute path")
         #expect(failure("[recording]\nfolder = \"/a/rec\"\npartial_folder = \"/a/rec\"\n", profile: false) ==
                 "F:3: recording.partial_folder: \"/a/rec\" must differ from the recordings and photos folders: they are shared, files being written are not")
+        #expect(failure("[audio]\ncodec = \"opus\"\n", profile: false) ==
+                "F:2: audio.codec: opus goes only in mkv recordings; set recording.container = \"mkv\" or use aac")
+        #expect(failure("[board]\nname = \"x\"\n[audio]\nchannels = 9\n") == "F:4: audio.channels: 9 is out of range; allowed: 1…8")
         #expect(failure("[recording]\nsegment_seconds = \"five\"\n", profile: false) ==
                 "F:2: recording.segment_seconds: must be an integer, not a string")
     }

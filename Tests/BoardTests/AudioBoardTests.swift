@@ -1,0 +1,70 @@
+import Foundation
+import Testing
+import TestSupport
+
+extension VirtualBoardTests {
+/// Sound from the ALSA loopback while vimc runs: timed beeps played on one
+/// end are recorded from the other beside the camera. The loopback's clock
+/// is set 0.3 % slow (its "PCM Rate Shift" control), like a sound card's
+/// crystal far off, so over 40 s counting samples would put the last beeps
+/// 0.12 s late — three frames. Every beep must land where the camera's
+/// clock puts it, within one frame.
+@Suite struct AudioBoardTests {
+    @Test func beepsStayInSyncWithTheVideoOverADriftingClock() throws {
+        let dir = packageRoot + "/.build/board-audio"
+        try? FileManager.default.removeItem(atPath: dir)
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let result = try VirtualBoard.run("""
+            o=.build/debug/obscura; d=.build/board-audio
+            $o devices 2>&1 | grep '^audio' | sed 's/^/devices: /'
+            shift=$(amixer -c Loopback controls | grep "Rate Shift" | grep ",device=1$" | cut -d, -f1 | cut -d= -f2)
+            amixer -q -c Loopback cset numid=$shift 100300 && echo "rate-shift=$(amixer -c Loopback cget numid=$shift | sed -n 's/.*: values=//p')"
+            $o beep --device hw:CARD=Loopback,DEV=0 --every 1 --count 40 --lead 1 > $d/beeps.txt 2> $d/beep.err &
+            sleep 0.3
+            $o record --duration 40 --size 636x480 --audio hw:CARD=Loopback,DEV=1 --output $d/sync.mp4 > $d/out.txt 2> $d/err.txt
+            echo "record-rc=$?"
+            wait
+            cat $d/out.txt; grep -E "time zero|audio" $d/err.txt; cat $d/beep.err
+            # No microphone at all: the recording is made without sound.
+            $o record --duration 2 --size 636x480 --audio hw:CARD=Nothing,DEV=9 --output $d/silent.mp4 > /dev/null 2> $d/none.txt
+            echo "no-audio-rc=$?"; grep "^obscura: audio" $d/none.txt
+            """, timeout: 400)
+        let out = result.stdout
+        let lines = out.split(separator: "\n").map(String.init)
+        #expect(lines.contains("devices: audio \"hw:CARD=Loopback,DEV=1\": Loopback: Loopback PCM"), "\(out)\(result.stderr)")
+        #expect(lines.contains("rate-shift=100300"))
+        #expect(lines.contains("record-rc=0"), "\(out)")
+        let summary = try #require(lines.first { $0.hasPrefix("recorded ") })
+        let zeroText = try #require(lines.first { $0.contains("time zero: ") }?.components(separatedBy: "time zero: ").last?.split(separator: " ").first)
+        let zero = try #require(Int64(zeroText))
+        let fps = try #require(summary.components(separatedBy: " s, ").dropFirst().first.flatMap { Double($0.split(separator: " ")[0]) })
+        let frame = 1 / fps
+        // The correction was needed: more than a frame's worth of samples.
+        let corrected = try #require(summary.components(separatedBy: "drift corrected by ").last.flatMap { Int($0.split(separator: " ")[0]) })
+        #expect(Double(corrected) > 48_000 * frame, "drift corrected by \(corrected) samples; \(summary)")
+
+        let file = dir + "/sync.mp4"
+        let streams = try runProgram("ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,codec_name", "-of", "csv=p=0", file])
+        #expect(streams.stdout.contains("aac,audio") && streams.stdout.contains("h264,video"), "\(streams.stdout)")
+        let beeps = try String(contentsOfFile: dir + "/beeps.txt", encoding: .utf8).split(separator: "\n").compactMap {
+            $0.split(separator: " ").last.flatMap { Int64($0) }
+        }
+        let duration = 40.0
+        let expected = beeps.map { Double($0 - zero) / 1e9 }.filter { $0 > 0.1 && $0 < duration - 0.3 }
+        try #require(expected.count >= 35, "\(beeps.count) beeps, \(expected.count) inside the recording")
+        let found = try beepTimes(in: file)
+        var worst = 0.0
+        for e in expected {
+            let nearest = try #require(found.min { abs($0 - e) < abs($1 - e) })
+            worst = max(worst, abs(nearest - e))
+        }
+        #expect(worst < frame, "worst beep error \(worst * 1000) ms, one frame is \(frame * 1000) ms")
+        print("audio sync: \(expected.count) beeps, worst error \(String(format: "%.1f", worst * 1000)) ms; frame \(String(format: "%.1f", frame * 1000)) ms; corrected \(corrected) samples")
+
+        #expect(lines.contains("no-audio-rc=0"), "\(out)")
+        #expect(lines.contains { $0.hasPrefix("obscura: audio: snd_pcm_open hw:CARD=Nothing,DEV=9") && $0.hasSuffix("recording video only") }, "\(out)")
+        let silent = try runProgram("ffprobe", ["-v", "error", "-show_entries", "stream=codec_type", "-of", "csv=p=0", dir + "/silent.mp4"])
+        #expect(silent.stdout == "video\n")
+    }
+}
+}
