@@ -50,9 +50,15 @@ public final class AudioEncoder: @unchecked Sendable {
     private var samplesIn: Int64 = 0
     private var firstOutPTS: Int64 = 0
 
-    public init(settings: AudioEncoderSettings, inputFormat: AudioFormat) throws {
+    /// Where the track's time zero is on the caller's timeline (ns): the
+    /// track starts there, with silence before the first sample or the
+    /// samples from before it left out.
+    public let origin: Int64
+
+    public init(settings: AudioEncoderSettings, inputFormat: AudioFormat, origin: Int64 = 0) throws {
         self.settings = settings
         self.inputFormat = inputFormat
+        self.origin = origin
         guard let codec = avcodec_find_encoder_by_name(settings.codec.encoderName) else {
             throw EncoderError.encoderUnavailable(settings.codec.encoderName, available: AudioCodec.allCases.compactMap {
                 avcodec_find_encoder_by_name($0.encoderName) == nil ? nil : $0.encoderName })
@@ -110,8 +116,9 @@ public final class AudioEncoder: @unchecked Sendable {
 
     /// Encodes one buffer whose first sample is at `ptsNanoseconds` on the
     /// recording's timeline (may be negative: those samples are dropped).
-    public func encode(_ buffer: AudioBuffer, ptsNanoseconds: Int64) throws -> [EncodedPacket] {
+    public func encode(_ buffer: AudioBuffer, ptsNanoseconds timelinePTS: Int64) throws -> [EncodedPacket] {
         guard let swr, let context else { return [] }
+        let ptsNanoseconds = timelinePTS - origin
         let inRate = Int64(inputFormat.sampleRate)
         // The timestamp the sample count predicts, corrected by a slowly
         // following estimate of the offset: period-to-period jitter averages

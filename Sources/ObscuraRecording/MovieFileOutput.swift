@@ -112,6 +112,8 @@ public struct RecordingProgress: Sendable, Equatable {
     public var audioDrops = 0
     /// The file's time zero on CLOCK_MONOTONIC (the camera's clock), ns.
     public var timeZeroNanoseconds: UInt64?
+    /// Each segment's time zero, the same way (pauses before it added).
+    public var segmentTimeZeros: [UInt64] = []
     /// Frames per second measured from the timestamps.
     public var frameRate: Double {
         frames > 1 && duration > .zero ? Double(frames - 1) / duration.seconds : 0
@@ -451,11 +453,13 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, @unchecked Sen
         // Audio: an encoder made when the file opens (if an input is connected).
         var audioEncoder: AudioEncoder?
         let audioFormat = settings.recordsAudio ? state.withLock { $0.audioFormat } : nil
+        var recentAudio: [(buffer: AudioBuffer, t: Int64)] = []
 
+        // Each file has its own audio encoder whose time zero is the file's,
+        // so every segment's track starts in sync.
         func writeAudio(_ packet: EncodedPacket) throws {
-            guard let writer, writer.hasAudio, let audioEncoder else { return }
-            packet.rebase(by: segmentBase * Int64(audioEncoder.sampleRate) / 1_000_000)
-            guard packet.pts >= 0 else { return } // before the file's time zero
+            guard let writer, writer.hasAudio else { return }
+            guard packet.pts >= 0 else { return } // before the file's time zero (the encoder's priming)
             try writer.writeAudio(packet)
             progress.audioPackets += 1
         }
@@ -470,7 +474,10 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, @unchecked Sen
             for buffer in buffers {
                 let t = Int64(bitPattern: buffer.timestampNanoseconds &- start &- pausedTotal)
                 for packet in try audioEncoder.encode(buffer, ptsNanoseconds: t) { try writeAudio(packet) }
+                recentAudio.append((buffer, t))
             }
+            // A second of sound is kept for the next segment's start.
+            if let newest = recentAudio.last?.t { recentAudio.removeAll { newest - $0.t > 1_000_000_000 } }
             progress.audioCompensatedSamples = audioEncoder.compensatedSamples
         }
 
@@ -504,12 +511,15 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, @unchecked Sen
             fileBase = packet.dts
             segmentBase = packet.dts
             nextBoundary = segmentLength.map { packet.pts + $0 } ?? .max
-            if let audioFormat, audioEncoder == nil, container != .elementary {
-                audioEncoder = try AudioEncoder(settings: settings.audio, inputFormat: audioFormat)
+            if let audioFormat, container != .elementary {
+                audioEncoder = try AudioEncoder(settings: settings.audio, inputFormat: audioFormat, origin: packet.dts * 1000)
                 let channels = audioFormat.channels == 1 ? "mono" : audioFormat.channels == 2 ? "stereo" : "\(audioFormat.channels) channels"
                 progress.audio = "\(audioEncoder!.name), \(audioEncoder!.sampleRate) Hz, \(channels)"
             }
-            if let first { progress.timeZeroNanoseconds = first &+ UInt64(max(0, packet.dts)) * 1000 }
+            if let first {
+                progress.timeZeroNanoseconds = first &+ pausedTotal &+ UInt64(max(0, packet.dts)) * 1000
+                progress.segmentTimeZeros = [progress.timeZeroNanoseconds!]
+            }
             writer = try MovieWriter(path: segmentPath(path, segmentIndex), container: container,
                                      video: encoder.codecParameters, fragmentDuration: settings.fragmentDuration,
                                      partialDirectory: settings.partialDirectory, audio: audioEncoder?.codecParameters)
@@ -523,15 +533,32 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, @unchecked Sen
                 guard packet.isKeyframe else { return }
                 try open(at: packet, encoder: encoder)
             } else if keyframeRequested, packet.isKeyframe, packet.pts >= nextBoundary {
-                // The boundary keyframe starts the next file.
+                // The boundary keyframe starts the next file. Sound captured
+                // so far ends the current one; the next gets a fresh encoder.
+                try pumpAudio()
+                var fresh: AudioEncoder?
+                if let ended = audioEncoder, let format = audioFormat {
+                    for p in try ended.finish() { try writeAudio(p) }
+                    fresh = try AudioEncoder(settings: settings.audio, inputFormat: format, origin: packet.dts * 1000)
+                }
+                audioEncoder = fresh
                 try writer!.finish()
                 events.yield(.segmentFinished(path: writer!.path))
                 bytesBefore += writer!.bytesWritten
                 segmentIndex += 1
                 segmentBase = packet.dts
+                if let first { progress.segmentTimeZeros.append(first &+ pausedTotal &+ UInt64(max(0, packet.dts)) * 1000) }
                 writer = try MovieWriter(path: segmentPath(path, segmentIndex), container: container,
                                          video: encoder.codecParameters, fragmentDuration: settings.fragmentDuration,
                                          partialDirectory: settings.partialDirectory, audio: audioEncoder?.codecParameters)
+                // The sound from the boundary on starts the new file (the
+                // previous file's track may run a period past its video).
+                if let fresh {
+                    for (buffer, t) in recentAudio
+                    where t + Int64(buffer.frames) * 1_000_000_000 / Int64(buffer.format.sampleRate) > fresh.origin {
+                        for p in try fresh.encode(buffer, ptsNanoseconds: t) { try writeAudio(p) }
+                    }
+                }
                 nextBoundary += segmentLength ?? 0
                 keyframeRequested = false
             }

@@ -19,6 +19,10 @@ extension VirtualBoardTests {
             $o devices 2>&1 | grep '^audio' | sed 's/^/devices: /'
             shift=$(amixer -c Loopback controls | grep "Rate Shift" | grep ",device=1$" | cut -d, -f1 | cut -d= -f2)
             amixer -q -c Loopback cset numid=$shift 100300 && echo "rate-shift=$(amixer -c Loopback cget numid=$shift | sed -n 's/.*: values=//p')"
+            # The microphone's level through an audio data output: beeps, then silence.
+            $o beep --device hw:CARD=Loopback,DEV=0 --every 0.5 --count 3 --lead 0.3 > /dev/null 2>&1 &
+            $o listen --device hw:CARD=Loopback,DEV=1 --seconds 3 --interval 0.5 2>&1 | sed 's/^/listen: /'
+            wait
             $o beep --device hw:CARD=Loopback,DEV=0 --every 1 --count 40 --lead 1 > $d/beeps.txt 2> $d/beep.err &
             sleep 0.3
             $o record --duration 40 --size 636x480 --audio hw:CARD=Loopback,DEV=1 --output $d/sync.mp4 > $d/out.txt 2> $d/err.txt
@@ -33,6 +37,12 @@ extension VirtualBoardTests {
         let lines = out.split(separator: "\n").map(String.init)
         #expect(lines.contains("devices: audio \"hw:CARD=Loopback,DEV=1\": Loopback: Loopback PCM"), "\(out)\(result.stderr)")
         #expect(lines.contains("rate-shift=100300"))
+        let levels = lines.filter { $0.hasPrefix("listen: ") && $0.contains(" peak ") }.compactMap {
+            $0.components(separatedBy: "peak ").last?.split(separator: " ").first.map(String.init)
+        }
+        #expect(levels.count == 6, "\(lines.filter { $0.hasPrefix("listen: ") })")
+        #expect(levels.contains { Double($0).map { $0 > -12 } ?? false }, "the beeps are heard: \(levels)")
+        #expect(levels.contains("-inf"), "and the silence after them: \(levels)")
         #expect(lines.contains("record-rc=0"), "\(out)")
         let summary = try #require(lines.first { $0.hasPrefix("recorded ") })
         let zeroText = try #require(lines.first { $0.contains("time zero: ") }?.components(separatedBy: "time zero: ").last?.split(separator: " ").first)
