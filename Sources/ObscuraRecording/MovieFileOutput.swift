@@ -470,15 +470,27 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, @unchecked Sen
                 defer { s.pendingAudio = [] }
                 return s.pendingAudio
             }
-            guard let audioEncoder, let start = first, !wasPaused else { return }
+            guard let start = first, !wasPaused, audioFormat != nil else { return }
             for buffer in buffers {
                 let t = Int64(bitPattern: buffer.timestampNanoseconds &- start &- pausedTotal)
-                for packet in try audioEncoder.encode(buffer, ptsNanoseconds: t) { try writeAudio(packet) }
+                // Until the file opens (the encoder's first keyframe can take
+                // a while) the sound waits here.
+                if let audioEncoder {
+                    for packet in try audioEncoder.encode(buffer, ptsNanoseconds: t) { try writeAudio(packet) }
+                }
                 recentAudio.append((buffer, t))
             }
-            // A second of sound is kept for the next segment's start.
-            if let newest = recentAudio.last?.t { recentAudio.removeAll { newest - $0.t > 1_000_000_000 } }
-            progress.audioCompensatedSamples = audioEncoder.compensatedSamples
+            // A few seconds of sound are kept for a file's start.
+            if let newest = recentAudio.last?.t { recentAudio.removeAll { newest - $0.t > 5_000_000_000 } }
+            if let audioEncoder { progress.audioCompensatedSamples = audioEncoder.compensatedSamples }
+        }
+
+        /// Starts a new file's track with the sound kept from its time zero on.
+        func replayAudio(into fresh: AudioEncoder) throws {
+            for (buffer, t) in recentAudio
+            where t + Int64(buffer.frames) * 1_000_000_000 / Int64(buffer.format.sampleRate) > fresh.origin {
+                for p in try fresh.encode(buffer, ptsNanoseconds: t) { try writeAudio(p) }
+            }
         }
 
         func publish() {
@@ -523,6 +535,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, @unchecked Sen
             writer = try MovieWriter(path: segmentPath(path, segmentIndex), container: container,
                                      video: encoder.codecParameters, fragmentDuration: settings.fragmentDuration,
                                      partialDirectory: settings.partialDirectory, audio: audioEncoder?.codecParameters)
+            if let audioEncoder { try replayAudio(into: audioEncoder) }
             publish()
             events.yield(.started(path: path))
         }
@@ -553,12 +566,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, @unchecked Sen
                                          partialDirectory: settings.partialDirectory, audio: audioEncoder?.codecParameters)
                 // The sound from the boundary on starts the new file (the
                 // previous file's track may run a period past its video).
-                if let fresh {
-                    for (buffer, t) in recentAudio
-                    where t + Int64(buffer.frames) * 1_000_000_000 / Int64(buffer.format.sampleRate) > fresh.origin {
-                        for p in try fresh.encode(buffer, ptsNanoseconds: t) { try writeAudio(p) }
-                    }
-                }
+                if let fresh { try replayAudio(into: fresh) }
                 nextBoundary += segmentLength ?? 0
                 keyframeRequested = false
             }
