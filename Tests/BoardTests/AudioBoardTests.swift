@@ -37,7 +37,7 @@ extension VirtualBoardTests {
         let lines = out.split(separator: "\n").map(String.init)
         #expect(lines.contains("devices: audio \"hw:CARD=Loopback,DEV=1\": Loopback: Loopback PCM"), "\(out)\(result.stderr)")
         #expect(lines.contains("rate-shift=100300"))
-        let levels = lines.filter { $0.hasPrefix("listen: ") && $0.contains(" peak ") }.compactMap {
+        let levels = lines.filter { $0.hasPrefix("listen: ") && $0.contains(" s  peak ") }.compactMap {
             $0.components(separatedBy: "peak ").last?.split(separator: " ").first.map(String.init)
         }
         #expect(levels.count == 6, "\(lines.filter { $0.hasPrefix("listen: ") })")
