@@ -192,8 +192,13 @@ public final class MovieWriter {
         if let dir = try? Syscalls.open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY) {
             try? Syscalls.fsync(dir.rawValue, path: directory)
         }
-        try Checksum.write(for: path)
+        // The recording is final; a checksum that cannot be written (a full
+        // disk) is said, not turned into a failed recording.
+        do { try Checksum.write(for: path) } catch { checksumError = "\(error)" }
     }
+
+    /// Why the checksum file could not be written, if it could not.
+    public private(set) var checksumError: String?
 
     /// Ends a recording that cannot finish cleanly (a full disk): closes the
     /// file without a trailer — fragmented MP4/MOV stays playable up to its
@@ -285,7 +290,8 @@ public enum Checksum {
         let hex = try sha256(of: path)
         let name = (path as NSString).lastPathComponent
         let target = path + ".sha256"
-        let temporary = (path as NSString).deletingLastPathComponent + "/." + name + ".sha256.tmp"
+        let directory = (path as NSString).deletingLastPathComponent
+        let temporary = (directory.isEmpty ? "." : directory) + "/." + name + ".sha256.tmp"
         try Data("\(hex)  \(name)\n".utf8).write(to: URL(fileURLWithPath: temporary))
         let fd = try Syscalls.open(temporary, O_RDONLY)
         try Syscalls.fsync(fd.rawValue, path: temporary)

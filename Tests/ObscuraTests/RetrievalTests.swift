@@ -19,6 +19,16 @@ import TestSupport
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["clip.mp4", "clip.mp4.sha256"])
     }
 
+    @Test func aChecksumBesideARelativePathStaysInItsFolder() throws {
+        let dir = try TemporaryDirectory()
+        try Data("x".utf8).write(to: URL(fileURLWithPath: dir.path + "/r.mp4"))
+        let previous = FileManager.default.currentDirectoryPath
+        FileManager.default.changeCurrentDirectoryPath(dir.path)
+        defer { FileManager.default.changeCurrentDirectoryPath(previous) }
+        try Checksum.write(for: "r.mp4")
+        #expect(try String(contentsOfFile: dir.path + "/r.mp4.sha256", encoding: .utf8).hasSuffix("  r.mp4\n"))
+    }
+
     @Test func checksumLinesAreParsedStrictly() {
         let hex = String(repeating: "ab", count: 32)
         #expect(ChecksumLine.parse("\(hex)  a.mp4\n")! == (hex, "a.mp4"))
