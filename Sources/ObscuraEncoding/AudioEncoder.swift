@@ -49,6 +49,8 @@ public final class AudioEncoder: @unchecked Sendable {
     public private(set) var samplesOut: Int64 = 0
     private var samplesIn: Int64 = 0
     private var firstOutPTS: Int64 = 0
+    /// Output samples still to drop from the start (they were before zero).
+    private var trim: Int64 = 0
 
     /// Where the track's time zero is on the caller's timeline (ns): the
     /// track starts there, with silence before the first sample or the
@@ -132,7 +134,6 @@ public final class AudioEncoder: @unchecked Sendable {
         // swr_next_pts counts in 1/(in rate × out rate) of a second.
         let units = Int64((smoothed / 1e9 * Double(inRate) * Double(sampleRate)).rounded())
         let nextOut = swr_next_pts(swr, units)
-        var trim: Int64 = 0
         if nextPTS == nil {
             // The track starts at the file's time zero (a fragmented MP4 has
             // no edit list to say it starts later): silence before the first
@@ -166,9 +167,11 @@ public final class AudioEncoder: @unchecked Sendable {
             }
             try check(written, "av_audio_fifo_write")
         }
+        // Samples from before zero go, over as many buffers as they span.
         if trim > 0 {
-            let dropped = min(Int32(trim), av_audio_fifo_size(fifo))
+            let dropped = min(Int32(clamping: trim), av_audio_fifo_size(fifo))
             av_audio_fifo_drain(fifo, dropped)
+            trim -= Int64(dropped)
             samplesIn -= Int64(dropped) * inRate / Int64(sampleRate)
         }
         return try drain(flush: false)

@@ -167,19 +167,34 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, @unchecked Sen
         var audioFormat: AudioFormat?
         var pendingAudio: [AudioBuffer] = []
         var audioDrops = 0
+        /// While pre-recording: the last stretch of sound, for the next recording's pre-roll.
+        var preAudio: [AudioBuffer] = []
     }
 
     // MARK: Audio
 
     public func audioConnected(_ format: AudioFormat?) { state.withLock { $0.audioFormat = format } }
 
-    /// Takes a captured period while recording (at most five seconds wait;
-    /// the oldest go first when the recorder falls behind).
+    /// Takes a captured period while recording (at most five seconds wait,
+    /// plus the pre-roll; the oldest go first when the recorder falls
+    /// behind). While pre-recording, the last stretch is kept like the
+    /// video, so a triggered recording has sound from its first frame.
     public func receive(_ buffer: AudioBuffer) {
         state.withLock { s in
-            guard s.task != nil, !s.paused else { return }
+            let periodsPerSecond = Double(buffer.format.sampleRate) / Double(max(1, buffer.frames))
+            if s.task == nil {
+                guard let arm = s.preRecord else { return }
+                s.preAudio.append(buffer)
+                // The video ring may start at the keyframe before T − N: keep a second more.
+                let keep = UInt64((arm.duration.seconds + 1) * 1e9)
+                if let newest = s.preAudio.last?.timestampNanoseconds {
+                    s.preAudio.removeAll { newest &- $0.timestampNanoseconds > keep }
+                }
+                return
+            }
+            guard !s.paused else { return }
             s.pendingAudio.append(buffer)
-            let limit = 5 * buffer.format.sampleRate / max(1, buffer.frames)
+            let limit = Int((5 + (s.preRecord?.duration.seconds ?? 0) + 1) * periodsPerSecond)
             if s.pendingAudio.count > limit {
                 s.pendingAudio.removeFirst()
                 s.audioDrops += 1
@@ -241,6 +256,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, @unchecked Sen
     public func disarmPreRecording() {
         let task = state.withLock { s -> Task<Carry?, Never>? in
             s.preRecord = nil
+            s.preAudio = []
             s.bufferStatus = PreRecordStatus()
             if s.task == nil { queue.setAccepting(false) }
             return s.buffering
@@ -358,7 +374,9 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, @unchecked Sen
             if settings.recordsAudio, s.audioFormat != nil, settings.audio.codec == .opus, container != .mkv {
                 throw RecordingError.audioCodecNeedsContainer(settings.audio.codec.rawValue, container.rawValue)
             }
-            s.pendingAudio = []
+            // A pre-recording's sound goes first; it is trimmed to the file's start.
+            s.pendingAudio = s.preRecord != nil ? s.preAudio : []
+            s.preAudio = []
             s.audioDrops = 0
             s.stop = false
             s.cameraLost = false

@@ -55,10 +55,12 @@ import TestSupport
     /// delivered as a microphone would — periods stamped on the monotonic
     /// clock — make an MP4 with an AAC track in which every beep sits where
     /// the camera's clock puts it, within one frame.
-    @Test(arguments: [(MovieContainer.mp4, AudioCodec.aac, false), (.mkv, .opus, false), (.mp4, .aac, true)])
-    func beepsLandAtTheirCameraTimes(container: MovieContainer, codec: AudioCodec, segmented: Bool) async throws {
+    /// (With pre-recording: the sound before the trigger is in the file too.)
+    @Test(arguments: [(MovieContainer.mp4, AudioCodec.aac, false, false), (.mkv, .opus, false, false), (.mp4, .aac, true, false),
+                      (.mp4, .aac, false, true)])
+    func beepsLandAtTheirCameraTimes(container: MovieContainer, codec: AudioCodec, segmented: Bool, preRecorded: Bool) async throws {
         let output = MovieFileOutput()
-        output.maxRecordedDuration = .seconds(5)
+        output.maxRecordedDuration = .seconds(preRecorded ? 2 : 5)
         if segmented { output.segmentDuration = .seconds(2) }
         let session = CaptureSession()
         session.beginConfiguration()
@@ -72,7 +74,7 @@ import TestSupport
         let file = dir.path + "/beeps.\(container.rawValue)"
         var settings = MovieSettings()
         settings.audio.codec = codec
-        let events = try output.startRecording(to: file, settings: settings)
+        if preRecorded { try output.armPreRecording(duration: .seconds(2), settings: settings) }
         try session.startRunning()
 
         // A microphone thread: 20 ms periods on the monotonic clock, a 60 ms
@@ -99,11 +101,15 @@ import TestSupport
             }
         }
         mic.start()
+        if preRecorded { try await Task.sleep(for: .seconds(3.5)) }
+        let events = try output.startRecording(to: file, settings: settings)
         var result: RecordingProgress?
         for await event in events { if case .finished(_, _, let p) = event { result = p } }
         stop.store(true, ordering: .relaxed)
         try session.stopRunning()
+        output.disarmPreRecording()
         let progress = try #require(result)
+        if preRecorded { #expect(progress.preRoll >= .seconds(2), "\(progress.preRoll)") }
         #expect(progress.audio.hasPrefix(codec == .aac ? "aac, 48000 Hz, mono" : "libopus, 48000 Hz, mono"), "\(progress.audio)")
         // Each file (each segment) on its own: its beeps where the camera's clock puts them.
         let files = segmented ? (1...3).map { dir.path + "/beeps-000\($0).mp4" } : [file]
@@ -123,6 +129,6 @@ import TestSupport
                 checked += 1
             }
         }
-        #expect(checked >= 5)
+        #expect(checked >= (preRecorded ? 4 : 5))
     }
 }
