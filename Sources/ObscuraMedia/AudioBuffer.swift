@@ -6,7 +6,8 @@ public struct AudioFormat: Sendable, Equatable, CustomStringConvertible {
         self.sampleRate = sampleRate
         self.channels = channels
     }
-    public var description: String { "\(sampleRate) Hz, \(channels == 1 ? "mono" : channels == 2 ? "stereo" : "\(channels) channels"), s16" }
+    public var channelDescription: String { channels == 1 ? "mono" : channels == 2 ? "stereo" : "\(channels) channels" }
+    public var description: String { "\(sampleRate) Hz, \(channelDescription), s16" }
 }
 
 /// One period of captured audio with the time of its first sample on

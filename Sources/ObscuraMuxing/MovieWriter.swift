@@ -292,14 +292,7 @@ public enum Checksum {
         let target = path + ".sha256"
         let directory = (path as NSString).deletingLastPathComponent
         let temporary = (directory.isEmpty ? "." : directory) + "/." + name + ".sha256.tmp"
-        try Data("\(hex)  \(name)\n".utf8).write(to: URL(fileURLWithPath: temporary))
-        let fd = try Syscalls.open(temporary, O_RDONLY)
-        try Syscalls.fsync(fd.rawValue, path: temporary)
-        fd.close()
-        if rename(temporary, target) != 0 {
-            unlink(temporary)
-            throw SystemError.errno("rename", "\(temporary) → \(target)")
-        }
+        try Syscalls.writeDurably("\(hex)  \(name)\n".utf8, to: target, via: temporary)
     }
 
     /// The SHA-256 digest of `bytes`.

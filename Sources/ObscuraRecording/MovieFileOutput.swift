@@ -187,8 +187,9 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, @unchecked Sen
                 s.preAudio.append(buffer)
                 // The video ring may start at the keyframe before T − N: keep a second more.
                 let keep = UInt64((arm.duration.seconds + 1) * 1e9)
-                if let newest = s.preAudio.last?.timestampNanoseconds {
-                    s.preAudio.removeAll { newest &- $0.timestampNanoseconds > keep }
+                if let newest = s.preAudio.last?.timestampNanoseconds,
+                   let cut = s.preAudio.firstIndex(where: { newest &- $0.timestampNanoseconds <= keep }), cut > 0 {
+                    s.preAudio.removeFirst(cut) // in time order: only the front is old
                 }
                 return
             }
@@ -499,8 +500,15 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, @unchecked Sen
                 recentAudio.append((buffer, t))
             }
             // A few seconds of sound are kept for a file's start.
-            if let newest = recentAudio.last?.t { recentAudio.removeAll { newest - $0.t > 5_000_000_000 } }
+            if let newest = recentAudio.last?.t, let cut = recentAudio.firstIndex(where: { newest - $0.t <= 5_000_000_000 }), cut > 0 {
+                recentAudio.removeFirst(cut)
+            }
             if let audioEncoder { progress.audioCompensatedSamples = audioEncoder.compensatedSamples }
+        }
+
+        /// Where a file starting at `packet` has its time zero on the camera's clock.
+        func timeZero(of packet: EncodedPacket) -> UInt64? {
+            first.map { $0 &+ pausedTotal &+ UInt64(max(0, packet.dts)) * 1000 }
         }
 
         /// Starts a new file's track with the sound kept from its time zero on.
@@ -543,12 +551,11 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, @unchecked Sen
             nextBoundary = segmentLength.map { packet.pts + $0 } ?? .max
             if let audioFormat, container != .elementary {
                 audioEncoder = try AudioEncoder(settings: settings.audio, inputFormat: audioFormat, origin: packet.dts * 1000)
-                let channels = audioFormat.channels == 1 ? "mono" : audioFormat.channels == 2 ? "stereo" : "\(audioFormat.channels) channels"
-                progress.audio = "\(audioEncoder!.name), \(audioEncoder!.sampleRate) Hz, \(channels)"
+                progress.audio = "\(audioEncoder!.name), \(audioEncoder!.sampleRate) Hz, \(audioFormat.channelDescription)"
             }
-            if let first {
-                progress.timeZeroNanoseconds = first &+ pausedTotal &+ UInt64(max(0, packet.dts)) * 1000
-                progress.segmentTimeZeros = [progress.timeZeroNanoseconds!]
+            if let zero = timeZero(of: packet) {
+                progress.timeZeroNanoseconds = zero
+                progress.segmentTimeZeros = [zero]
             }
             writer = try MovieWriter(path: segmentPath(path, segmentIndex), container: container,
                                      video: encoder.codecParameters, fragmentDuration: settings.fragmentDuration,
@@ -578,7 +585,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, @unchecked Sen
                 bytesBefore += writer!.bytesWritten
                 segmentIndex += 1
                 segmentBase = packet.dts
-                if let first { progress.segmentTimeZeros.append(first &+ pausedTotal &+ UInt64(max(0, packet.dts)) * 1000) }
+                if let zero = timeZero(of: packet) { progress.segmentTimeZeros.append(zero) }
                 writer = try MovieWriter(path: segmentPath(path, segmentIndex), container: container,
                                          video: encoder.codecParameters, fragmentDuration: settings.fragmentDuration,
                                          partialDirectory: settings.partialDirectory, audio: audioEncoder?.codecParameters)

@@ -1,5 +1,6 @@
 import Foundation
 import ObscuraMuxing
+import ObscuraSystem
 
 /// The retrieval account's authorized keys (/etc/obscura/fetch_authorized_keys,
 /// named by the sshd drop-in). Every key is written with OpenSSH's
@@ -104,18 +105,8 @@ public struct AuthorizedKeys: Sendable, Equatable {
     /// Writes the file atomically (temporary file, fsync, rename), mode 0644:
     /// sshd refuses key files others can write.
     public func save(_ path: String) throws(RetrievalError) {
-        let temporary = path + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw RetrievalError("open \(temporary): \(String(cString: strerror(errno)))") }
-        let bytes = Array(text.utf8)
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        fchmod(fd, 0o644)
-        let synced = fsync(fd)
-        close(fd)
-        guard written == bytes.count, synced == 0, rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary)
-            throw RetrievalError("write \(path): \(reason)")
+        do { try Syscalls.writeDurably(text.utf8, to: path, via: path + ".tmp", mode: 0o644) } catch {
+            throw RetrievalError("cannot write \(path): \(error)")
         }
     }
 }

@@ -472,12 +472,8 @@ public actor RecorderService {
             for each in photos {
                 let file = stem + (each.isRawPhoto ? ".dng" : ".jpg")
                 let partial = incoming + "/" + (file as NSString).lastPathComponent + ".partial"
-                try each.fileDataRepresentation().write(to: URL(fileURLWithPath: partial))
-                let fd = open(partial, O_RDONLY)
-                if fd >= 0 { fsync(fd); close(fd) }
-                guard rename(partial, file) == 0 else {
-                    unlink(partial)
-                    return .failure(PhotoFailure(message: "cannot name \(file): \(String(cString: strerror(errno)))"))
+                do { try Syscalls.writeDurably(try each.fileDataRepresentation(), to: file, via: partial, mode: 0o640) } catch {
+                    return .failure(PhotoFailure(message: "cannot write \(file): \(error)"))
                 }
                 try Checksum.write(for: file)
             }

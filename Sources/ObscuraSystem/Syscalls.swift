@@ -17,6 +17,33 @@ public enum Syscalls {
     public static func fsync(_ fd: Int32, path: String) throws(SystemError) {
         if Glibc.fsync(fd) != 0 { throw SystemError.errno("fsync", path) }
     }
+
+    /// Writes `bytes` to `temporary`, fsyncs it and renames it to `path`, so
+    /// `path` is either absent, the old file, or the whole new one. The
+    /// temporary must be on `path`'s filesystem; it is removed on failure.
+    public static func writeDurably(_ bytes: some Collection<UInt8>, to path: String, via temporary: String,
+                                    mode: mode_t = 0o644) throws(SystemError) {
+        do throws(SystemError) {
+            let fd = try open(temporary, O_WRONLY | O_CREAT | O_TRUNC, mode)
+            let contiguous = Array(bytes)
+            var offset = 0
+            while offset < contiguous.count {
+                let n = contiguous.withUnsafeBytes { Glibc.write(fd.rawValue, $0.baseAddress! + offset, $0.count - offset) }
+                if n < 0 {
+                    if Glibc.errno == EINTR { continue }
+                    throw SystemError.errno("write", temporary)
+                }
+                offset += n
+            }
+            if fchmod(fd.rawValue, mode) != 0 { throw SystemError.errno("fchmod", temporary) }
+            try fsync(fd.rawValue, path: temporary)
+            fd.close()
+            if rename(temporary, path) != 0 { throw SystemError.errno("rename", "\(temporary) → \(path)") }
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+    }
 }
 
 /// Owns one file descriptor and closes it exactly once (never retried on
