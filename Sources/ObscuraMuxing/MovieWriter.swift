@@ -52,6 +52,7 @@ public final class MovieWriter {
     private let codecTimeBase: AVRational
     private var finished = false
     private var syncer: DataSyncer?
+    private var output: FileOutput?
     public private(set) var packetsWritten = 0
     private var audioStream: UnsafeMutablePointer<AVStream>?
     private var audioTimeBase = AVRational(num: 1, den: 48_000)
@@ -92,7 +93,10 @@ public final class MovieWriter {
                 // so a killed process still loses at most about a fragment.
                 ctx.pointee.max_interleave_delta = 500_000
             }
-            try check(avio_open(&ctx.pointee.pb, partialPath, AVIO_FLAG_WRITE), "avio_open", partialPath)
+            let file = try FileOutput(path: partialPath)
+            output = file
+            ctx.pointee.pb = file.context
+            ctx.pointee.flags |= 0x0080 // AVFMT_FLAG_CUSTOM_IO
             var options: OpaquePointer?
             defer { av_dict_free(&options) }
             if let fragmentDuration, container != .elementary {
@@ -113,7 +117,9 @@ public final class MovieWriter {
             try check(avformat_write_header(ctx, &options), "avformat_write_header", partialPath)
             avio_flush(ctx.pointee.pb)
         } catch {
-            if ctx.pointee.pb != nil { avio_closep(&ctx.pointee.pb) }
+            ctx.pointee.pb = nil
+            output?.closeContext()
+            output = nil
             avformat_free_context(ctx)
             context = nil
             unlink(partialPath)
@@ -183,10 +189,14 @@ public final class MovieWriter {
             self.context = nil
         }
         try check(av_write_trailer(context), "av_write_trailer", partialPath)
-        avio_closep(&context.pointee.pb)
-        let fd = try Syscalls.open(partialPath, O_RDONLY)
-        try Syscalls.fsync(fd.rawValue, path: partialPath)
-        fd.close()
+        context.pointee.pb = nil
+        guard let output else { return }
+        self.output = nil
+        output.closeContext()
+        try Syscalls.fsync(output.fd.rawValue, path: partialPath)
+        let digest = output.digest
+        checksumHashedWhileWriting = digest != nil
+        output.fd.close()
         if rename(partialPath, path) != 0 { throw SystemError.errno("rename", "\(partialPath) → \(path)") }
         let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
         if let dir = try? Syscalls.open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY) {
@@ -194,8 +204,12 @@ public final class MovieWriter {
         }
         // The recording is final; a checksum that cannot be written (a full
         // disk) is said, not turned into a failed recording.
-        do { try Checksum.write(for: path) } catch { checksumError = "\(error)" }
+        do { try Checksum.write(for: path, digest: digest) } catch { checksumError = "\(error)" }
     }
+
+    /// Whether the checksum came from hashing the bytes as they were written
+    /// (the file only grew), rather than from reading the finished file.
+    public private(set) var checksumHashedWhileWriting = false
 
     /// Why the checksum file could not be written, if it could not.
     public private(set) var checksumError: String?
@@ -209,19 +223,27 @@ public final class MovieWriter {
         held = nil
         syncer?.close()
         syncer = nil
-        if context.pointee.pb != nil { avio_closep(&context.pointee.pb) }
+        context.pointee.pb = nil
         avformat_free_context(context)
         self.context = nil
-        if let fd = try? Syscalls.open(partialPath, O_RDONLY) { try? Syscalls.fsync(fd.rawValue, path: partialPath) }
-        if rename(partialPath, path) == 0 { try? Checksum.write(for: path) }
+        var digest: String?
+        if let output {
+            self.output = nil
+            output.closeContext()
+            try? Syscalls.fsync(output.fd.rawValue, path: partialPath)
+            digest = output.digest
+            output.fd.close()
+        }
+        if rename(partialPath, path) == 0 { try? Checksum.write(for: path, digest: digest) }
     }
 
     deinit {
         syncer?.close()
         if let context {
             // Not finished: leave the playable .partial file as it is.
-            if context.pointee.pb != nil { avio_closep(&context.pointee.pb) }
+            context.pointee.pb = nil
             avformat_free_context(context)
+            output?.closeContext()
         }
     }
 }
@@ -280,50 +302,94 @@ final class DataSyncer: @unchecked Sendable {
     deinit { if !closed { _ = Glibc.close(fd) } }
 }
 
-/// SHA-256 of finished recordings, beside each as `<name>.sha256` in
-/// sha256sum's format (`<hex>  <name>`), so a copy can be verified with
-/// `sha256sum -c` or `obscura pull`. Written after the recording has its
-/// final name (via a temporary name and a rename): a recording with a
-/// checksum is complete.
-public enum Checksum {
-    public static func write(for path: String) throws {
-        let hex = try sha256(of: path)
-        let name = (path as NSString).lastPathComponent
-        let target = path + ".sha256"
-        let directory = (path as NSString).deletingLastPathComponent
-        let temporary = (directory.isEmpty ? "." : directory) + "/." + name + ".sha256.tmp"
-        try Syscalls.writeDurably("\(hex)  \(name)\n".utf8, to: target, via: temporary)
+/// The movie file as libavformat sees it: an AVIOContext whose writes go to
+/// one descriptor this object owns (pwrite at the muxer's position) and are
+/// hashed as they are written. The hash holds while the file only grows;
+/// a write anywhere but the end (a muxer patching a header) voids it, and
+/// the finished file is read again instead. So a finished MP4/MOV has its
+/// checksum at once, with no second pass over a file that may be gigabytes
+/// on a slow card.
+final class FileOutput {
+    let path: String
+    let fd: OwnedFileDescriptor
+    private(set) var context: UnsafeMutablePointer<AVIOContext>?
+    private var position: Int64 = 0
+    private(set) var size: Int64 = 0
+    private var hash: SHA256? = SHA256()
+    private var hashed: Int64 = 0
+
+    init(path: String) throws {
+        self.path = path
+        fd = try Syscalls.open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o666)
+        let bufferSize: Int32 = 64 << 10
+        guard let buffer = av_malloc(Int(bufferSize))?.assumingMemoryBound(to: UInt8.self) else {
+            throw FFmpegError(call: "av_malloc", code: obscura_averror(ENOMEM))
+        }
+        let opaque = Unmanaged.passUnretained(self).toOpaque()
+        // The closures take the buffer as FFmpeg declares it (mutable before
+        // FFmpeg 6.1, const after): both read it the same way.
+        context = avio_alloc_context(buffer, bufferSize, 1, opaque, nil, { opaque, bytes, count in
+            let output = Unmanaged<FileOutput>.fromOpaque(opaque!).takeUnretainedValue()
+            return output.write(UnsafeRawPointer(bytes!), Int(count))
+        }, { opaque, offset, whence in
+            Unmanaged<FileOutput>.fromOpaque(opaque!).takeUnretainedValue().seek(offset, whence)
+        })
+        guard context != nil else {
+            av_free(buffer)
+            throw FFmpegError(call: "avio_alloc_context", code: obscura_averror(ENOMEM))
+        }
     }
 
-    /// The SHA-256 digest of `bytes`.
-    public static func sha256(bytes: [UInt8]) -> [UInt8] {
-        guard let context = av_sha_alloc() else { fatalError("av_sha_alloc: out of memory") }
-        defer { av_free(UnsafeMutableRawPointer(context)) }
-        av_sha_init(context, 256)
-        bytes.withUnsafeBufferPointer { if let base = $0.baseAddress { av_sha_update(context, base, numericCast($0.count)) } }
-        var digest = [UInt8](repeating: 0, count: 32)
-        av_sha_final(context, &digest)
-        return digest
-    }
-
-    /// The file's SHA-256 as lowercase hex (libavutil's implementation).
-    public static func sha256(of path: String) throws -> String {
-        let fd = try Syscalls.open(path, O_RDONLY)
-        guard let context = av_sha_alloc() else { throw SystemError(call: "av_sha_alloc", code: ENOMEM) }
-        defer { av_free(UnsafeMutableRawPointer(context)) }
-        av_sha_init(context, 256)
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd.rawValue, $0.baseAddress!, $0.count) }
+    private func write(_ bytes: UnsafeRawPointer, _ count: Int) -> Int32 {
+        var done = 0
+        while done < count {
+            let n = pwrite(fd.rawValue, bytes + done, count - done, off_t(position) + off_t(done))
             if n < 0 {
                 if errno == EINTR { continue }
-                throw SystemError.errno("read", path)
+                return obscura_averror(errno)
             }
-            if n == 0 { break }
-            buffer.withUnsafeBytes { av_sha_update(context, $0.bindMemory(to: UInt8.self).baseAddress!, numericCast(n)) }
+            done += n
         }
-        var digest = [UInt8](repeating: 0, count: 32)
-        av_sha_final(context, &digest)
-        return digest.map { String(format: "%02x", $0) }.joined()
+        if let hash {
+            if position == hashed {
+                hash.update(UnsafeRawBufferPointer(start: bytes, count: count))
+                hashed += Int64(count)
+            } else {
+                self.hash = nil
+            }
+        }
+        position += Int64(count)
+        size = max(size, position)
+        return Int32(count)
     }
+
+    private func seek(_ offset: Int64, _ whence: Int32) -> Int64 {
+        if whence & AVSEEK_SIZE != 0 { return size }
+        let target: Int64
+        switch whence & ~AVSEEK_FORCE {
+        case SEEK_SET: target = offset
+        case SEEK_CUR: target = position + offset
+        case SEEK_END: target = size + offset
+        default: return Int64(obscura_averror(EINVAL))
+        }
+        guard target >= 0 else { return Int64(obscura_averror(EINVAL)) }
+        position = target
+        return target
+    }
+
+    /// The SHA-256 of everything written, when it was all written in order.
+    var digest: String? {
+        guard let hash, hashed == size else { return nil }
+        return SHA256.hex(hash.finalize())
+    }
+
+    /// Flushes and frees the I/O context; the descriptor stays open.
+    func closeContext() {
+        guard context != nil else { return }
+        avio_flush(context)
+        av_freep(&context!.pointee.buffer)
+        avio_context_free(&context)
+    }
+
+    deinit { closeContext() }
 }

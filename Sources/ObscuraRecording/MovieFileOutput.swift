@@ -13,8 +13,12 @@ public struct MovieSettings: Sendable, Equatable {
     public var averageBitRate: Int?
     /// x264/x265 preset.
     public var preset: String = "ultrafast"
-    /// Frame rate to assume when the camera does not report one.
+    /// The frame rate the encoder plans for (rate control, keyframe spacing);
+    /// timestamps still come from the camera.
     public var nominalFrameRate: Double = 30
+    /// Most frames from one keyframe to the next (AVVideoMaxKeyFrameIntervalKey);
+    /// nil: one second of frames.
+    public var maxKeyFrameInterval: Int?
     /// Fragment length. A killed process loses at most the fragment being
     /// built plus the encoder's few frames of latency: half a second keeps
     /// that under one second.
@@ -37,8 +41,8 @@ public struct MovieSettings: Sendable, Equatable {
     public init() {}
 
     func encoderSettings(size: PixelSize) -> VideoEncoderSettings {
-        VideoEncoderSettings(codec: codec, size: size, frameRate: nominalFrameRate,
-                             averageBitRate: averageBitRate, preset: preset, threads: threads)
+        VideoEncoderSettings(codec: codec, size: size, frameRate: nominalFrameRate, averageBitRate: averageBitRate,
+                             maxKeyFrameInterval: maxKeyFrameInterval, preset: preset, threads: threads)
     }
 }
 

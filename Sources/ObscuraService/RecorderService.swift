@@ -472,7 +472,7 @@ public actor RecorderService {
             for each in photos {
                 let file = stem + (each.isRawPhoto ? ".dng" : ".jpg")
                 let partial = incoming + "/" + (file as NSString).lastPathComponent + ".partial"
-                do { try Syscalls.writeDurably(try each.fileDataRepresentation(), to: file, via: partial, mode: 0o640) } catch {
+                do { try Syscalls.writeDurably(each.fileDataRepresentation(), to: file, via: partial, mode: 0o640) } catch {
                     return .failure(PhotoFailure(message: "cannot write \(file): \(error)"))
                 }
                 try Checksum.write(for: file)

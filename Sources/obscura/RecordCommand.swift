@@ -37,7 +37,9 @@ struct RecordCommand: AsyncParsableCommand {
     @Option(help: "Average bit rate in bits per second; default: the encoder's quality default.") var bitRate: Int?
     @Option(help: "Encoder preset (x264/x265).") var preset: String = "ultrafast"
     @Option(help: "Encoder threads; 0: the encoder decides.") var threads: Int = 0
-    @Option(help: "Nominal frame rate when the camera does not report one.") var frameRate: Double = 30
+    @Option(help: "Frame rate: the camera is set to it when it has a frame-rate control (refused outside the format's range), and the encoder plans for it. Default: the camera's own rate (30 when it does not say).")
+    var frameRate: Double?
+    @Option(help: "Most frames from one keyframe to the next; default: one second of frames.") var keyframeInterval: Int?
     @Option(help: "Stop when the file reaches this many bytes.") var maxSize: Int?
     @Option(help: "Start a new file every this many seconds, at a keyframe (clip-0001.mp4, …).") var segment: Double?
     @Option(help: "Stop when the disk has less free space than this many bytes.") var minFreeSpace: Int = 32 << 20
@@ -60,6 +62,12 @@ struct RecordCommand: AsyncParsableCommand {
 
     private func record() async throws {
         guard duration > 0 else { throw UserFacingError("--duration must be positive, not \(duration)") }
+        if let frameRate, !(frameRate > 0 && frameRate <= 1000) {
+            throw UserFacingError("--frame-rate must be above 0 and at most 1000, not \(frameRate)")
+        }
+        if let keyframeInterval, !(1...3600).contains(keyframeInterval) {
+            throw UserFacingError("--keyframe-interval must be 1–3600 frames, not \(keyframeInterval)")
+        }
         let fileType: MovieContainer
         if let container {
             guard let named = MovieContainer(rawValue: container) else {
@@ -149,7 +157,8 @@ struct RecordCommand: AsyncParsableCommand {
         settings.averageBitRate = bitRate
         settings.preset = preset
         settings.threads = threads
-        settings.nominalFrameRate = device.cameraDescription.frameRateRange?.upperBound ?? frameRate
+        settings.nominalFrameRate = try Self.applyFrameRate(frameRate, to: device)
+        settings.maxKeyFrameInterval = keyframeInterval
         settings.container = fileType
         settings.encoders = encoders
         settings.audio = AudioEncoderSettings(codec: audioCodecValue, bitRate: audioBitRate)
@@ -229,6 +238,25 @@ struct RecordCommand: AsyncParsableCommand {
         case .stopped, .maximumDurationReached, .maximumFileSizeReached: break
         default: throw ExitCode(3)
         }
+    }
+
+    /// Sets the camera to `rate` when asked and the camera has a frame-rate
+    /// control, and returns the rate the encoder should plan for: the asked
+    /// one, else the camera's set frame duration, else the fastest its
+    /// active format allows, else 30.
+    static func applyFrameRate(_ rate: Double?, to device: CaptureDevice) throws -> Double {
+        if let rate {
+            if device.isFrameDurationControlSupported {
+                let duration = Duration.nanoseconds(Int64((1e9 / rate).rounded()))
+                try device.withConfigurationLock { try $0.setActiveVideoFrameDurations(minimum: duration, maximum: duration) }
+            } else {
+                Log.note("the camera has no frame-rate control and runs at its own rate; \(rate) fps is what the encoder plans for")
+            }
+            return rate
+        }
+        if let set = device.activeVideoMinFrameDuration, set > .zero { return 1 / set.seconds }
+        if let fastest = device.activeFormat?.frameDurationRange?.lowerBound, fastest > .zero { return 1 / fastest.seconds }
+        return device.cameraDescription.frameRateRange?.upperBound ?? 30
     }
 }
 

@@ -30,12 +30,16 @@ private func temporaryPath(_ name: String) -> String {
     return dir.appendingPathComponent(name).path
 }
 
+@discardableResult
 private func record(_ format: PixelFormat, frames: Int, to path: String, finish: Bool = true,
-                    copies: CopyCounter = CopyCounter()) throws -> LibavVideoEncoder {
+                    copies: CopyCounter = CopyCounter(), container: MovieContainer = .mp4,
+                    writerOut: ((MovieWriter) -> Void)? = nil) throws -> LibavVideoEncoder {
     let size = PixelSize(width: 320, height: 240)
     let encoder = try LibavVideoEncoder(settings: VideoEncoderSettings(codec: .h264, size: size, frameRate: 30),
                                         input: format, copies: copies)
-    let writer = try MovieWriter(path: path, container: .mp4, video: encoder.codecParameters)
+    let writer = try MovieWriter(path: path, container: container, video: encoder.codecParameters,
+                                 fragmentDuration: .milliseconds(500))
+    writerOut?(writer)
     for i in 0..<frames {
         let frame = makeFrame(format, size, index: i)
         for packet in try encoder.encode(frame, ptsMicroseconds: Int64(i) * 33_333) { try writer.write(packet) }
@@ -48,6 +52,45 @@ private func record(_ format: PixelFormat, frames: Int, to path: String, finish:
 }
 
 @Suite struct EncodingTests {
+    /// The checksum beside a finished movie is its SHA-256 (sha256sum agrees).
+    /// MP4 and MOV only grow while written, so it is hashed as written; the
+    /// Matroska muxer rewrites its header at the end, so that file is read again.
+    @Test(arguments: [MovieContainer.mp4, .mov, .mkv])
+    func aFinishedMoviesChecksumIsItsSha256(_ container: MovieContainer) throws {
+        let path = temporaryPath("sum.\(container.rawValue)")
+        var made: MovieWriter?
+        try record(.nv12, frames: 75, to: path, container: container) { made = $0 }
+        let writer = try #require(made)
+        #expect(writer.checksumHashedWhileWriting == (container != .mkv))
+        let check = try runProgram("/usr/bin/sha256sum", ["-c", (path as NSString).lastPathComponent + ".sha256"],
+                                   cwd: (path as NSString).deletingLastPathComponent)
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+        #expect(try ProbedVideo.read(path).frameCount == 75)
+    }
+
+    /// Nettle's SHA-256, fed in uneven pieces, against sha256sum.
+    @Test func sha256AgreesWithSha256sum() throws {
+        let dir = try TemporaryDirectory()
+        var generator = SystemRandomNumberGenerator()
+        for length in [0, 1, 55, 56, 63, 64, 65, 1_000_003] {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let file = dir.path + "/b\(length)"
+            try Data(bytes).write(to: URL(fileURLWithPath: file))
+            let expected = String(try runProgram("/usr/bin/sha256sum", [file]).stdout.prefix(64))
+            let hash = SHA256()
+            var at = 0, piece = 1
+            while at < length {
+                let end = min(length, at + piece)
+                bytes[at..<end].withUnsafeBytes { hash.update($0) }
+                at = end
+                piece = piece * 3 + 1
+            }
+            #expect(hash.count == length)
+            #expect(SHA256.hex(hash.finalize()) == expected, "\(length) bytes")
+            #expect(try Checksum.sha256(of: file) == expected)
+        }
+    }
+
     @Test func rgbFramesAreConvertedCountedAndPlayable() throws {
         let path = temporaryPath("rgb.mp4")
         let copies = CopyCounter()

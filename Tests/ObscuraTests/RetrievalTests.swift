@@ -23,8 +23,8 @@ import TestSupport
         let dir = try TemporaryDirectory()
         try Data("x".utf8).write(to: URL(fileURLWithPath: dir.path + "/r.mp4"))
         let previous = FileManager.default.currentDirectoryPath
-        FileManager.default.changeCurrentDirectoryPath(dir.path)
-        defer { FileManager.default.changeCurrentDirectoryPath(previous) }
+        _ = FileManager.default.changeCurrentDirectoryPath(dir.path)
+        defer { _ = FileManager.default.changeCurrentDirectoryPath(previous) }
         try Checksum.write(for: "r.mp4")
         #expect(try String(contentsOfFile: dir.path + "/r.mp4.sha256", encoding: .utf8).hasSuffix("  r.mp4\n"))
     }
