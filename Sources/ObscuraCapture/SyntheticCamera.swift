@@ -446,7 +446,7 @@ final class SyntheticBuffer: @unchecked Sendable {
             return bytes
         }
         for y in 0..<size.height {
-            packed[y % 2].withUnsafeBytes { memcpy(mapping.base + y * stride, $0.baseAddress!, stride) }
+            packed[y % 2].withUnsafeBytes { _ = memcpy(mapping.base + y * stride, $0.baseAddress!, stride) }
         }
     }
 

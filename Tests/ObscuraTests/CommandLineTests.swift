@@ -32,6 +32,29 @@ import TestSupport
         #expect(container.stderr.contains(".mp4, .mov or .mkv"))
     }
 
+    /// --frame-rate sets the camera (the timestamps show it) and
+    /// --keyframe-interval the distance between keyframes; a rate the camera
+    /// cannot run at is refused with the range it can.
+    @Test func frameRateAndKeyframeIntervalReachTheCameraAndTheFile() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: obscura), "build first: swift build")
+        let dir = try TemporaryDirectory()
+        let path = dir.path + "/k.mp4"
+        let result = try runProgram(obscura, ["record", "--camera", "synthetic", "--duration", "2", "--frame-rate", "15",
+                                              "--keyframe-interval", "10", "--output", path], cwd: packageRoot)
+        #expect(result.status == 0, "\(result.stderr)")
+        let probe = try ProbedVideo.read(path)
+        #expect(abs(probe.measuredFrameRate - 15) < 0.5, "\(probe.measuredFrameRate) fps")
+        let packets = try runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=flags",
+                                                 "-of", "csv=p=0", path])
+        let keyframes = packets.stdout.split(separator: "\n").enumerated().filter { $0.element.hasPrefix("K") }.map(\.offset)
+        #expect(keyframes == Array(stride(from: 0, to: probe.frameCount, by: 10)), "keyframes at \(keyframes) of \(probe.frameCount)")
+        let tooFast = try runProgram(obscura, ["record", "--camera", "synthetic", "--duration", "1", "--frame-rate", "100",
+                                               "--output", dir.path + "/f.mp4"], cwd: packageRoot)
+        #expect(tooFast.status != 0)
+        #expect(tooFast.stderr.contains("--frame-rate 100 is outside what the camera allows at this format: 1–60 fps"), "\(tooFast.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/f.mp4"))
+    }
+
     /// A machine without a microphone: asking for audio records video only, with a note.
     @Test func recordingWithoutAMicrophoneIsVideoOnly() throws {
         try #require(FileManager.default.isExecutableFile(atPath: obscura), "build first: swift build")
