@@ -172,6 +172,15 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
 
     public var isFrameDurationControlSupported: Bool { has("FrameDurationLimits") }
 
+    /// The frame rates the active format allows (from its frame-duration
+    /// range, else the camera's); nil when the camera does not say.
+    public var activeFrameRateRange: ClosedRange<Double>? {
+        if let r = activeFormat?.frameDurationRange, r.lowerBound > .zero {
+            return (1 / r.upperBound.seconds)...(1 / r.lowerBound.seconds)
+        }
+        return cameraDescription.frameRateRange
+    }
+
     /// Sets the frame-duration limits (FrameDurationLimits); equal values fix the frame rate.
     public func setActiveVideoFrameDurations(minimum: Duration, maximum: Duration) throws {
         try requireLock("setActiveVideoFrameDurations")

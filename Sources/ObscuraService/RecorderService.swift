@@ -240,7 +240,12 @@ public actor RecorderService {
     private func openCamera() {
         do {
             let device: CaptureDevice
-            if profile.cameraID.isEmpty {
+            if profile.cameraID == "synthetic" || profile.cameraID.hasPrefix("synthetic:") {
+                // A moving test pattern: the kiosk's buttons, LEDs, storage
+                // and retrieval can be tried before a camera is fitted.
+                device = CaptureDevice(source: SyntheticCamera(id: profile.cameraID == "synthetic" ? "synthetic:0" : profile.cameraID,
+                                                               rawFormats: [.srggb12CSI2Packed, .srggb12]))
+            } else if profile.cameraID.isEmpty {
                 guard let first = try CaptureDevice.devices().first else {
                     throw CameraError.noCameras(libcameraVersion: CameraManager.libcameraVersion)
                 }
@@ -282,6 +287,7 @@ public actor RecorderService {
                 try session.setSessionPreset(.high)
             }
             try session.commitConfiguration()
+            frameRate = setFrameRate(device)
             attachAudio(to: session)
             try session.startRunning()
             if configuration.preRecordSeconds > 0 {
@@ -332,13 +338,41 @@ public actor RecorderService {
         }
     }
 
+    /// The rate the encoder plans for: the configured one, as the camera was
+    /// set to it (or the nearest it allows).
+    private var frameRate = 30.0
+
+    /// Sets the camera to the configured frame rate when it has a frame-rate
+    /// control; a rate outside what its format allows becomes the nearest
+    /// allowed one, said in the journal. Returns the rate in effect.
+    private func setFrameRate(_ device: CaptureDevice) -> Double {
+        let wanted = configuration.frameRate ?? profile.frameRate
+        guard device.isFrameDurationControlSupported else {
+            log("camera \(device.uniqueID) has no frame-rate control; it runs at its own rate (encoding plans for \(wanted) fps)")
+            return wanted
+        }
+        var rate = wanted
+        if let range = device.activeFrameRateRange, !range.contains(rate) {
+            rate = min(max(rate, range.lowerBound), range.upperBound)
+            log(String(format: "frame_rate %g is outside what camera %@ allows at this format (%.3g–%.3g fps); recording at %.3g fps",
+                       wanted, device.uniqueID, range.lowerBound, range.upperBound, rate))
+        }
+        let duration = Duration.nanoseconds(Int64((1e9 / rate).rounded()))
+        do {
+            try device.withConfigurationLock { try $0.setActiveVideoFrameDurations(minimum: duration, maximum: duration) }
+        } catch {
+            log("camera \(device.uniqueID): cannot set \(rate) fps: \(error); it runs at its own rate")
+        }
+        return rate
+    }
+
     private func movieSettings(_ device: CaptureDevice) -> MovieSettings {
         var s = MovieSettings()
         s.codec = configuration.codec
         s.container = configuration.container
         s.averageBitRate = configuration.bitRate ?? profile.bitRate
         s.preset = profile.preset
-        s.nominalFrameRate = configuration.frameRate ?? profile.frameRate
+        s.nominalFrameRate = frameRate
         // The profile's order (e.g. the Pi 4's hardware encoder, then libx264).
         var kinds: [EncoderKind] = []
         for name in profile.encoders { if let k = EncoderKind(name: name), !kinds.contains(k) { kinds.append(k) } }

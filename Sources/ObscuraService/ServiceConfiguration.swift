@@ -15,7 +15,7 @@ import ObscuraMuxing
 /// codec = "h264"                  # h264, hevc, mjpeg (prores422 needs a 10-bit 4:2:2 camera)
 /// container = "mp4"               # mp4, mov, mkv
 /// size = "1920x1080"              # default: the profile's
-/// frame_rate = 30                 # default: the profile's
+/// frame_rate = 30                 # default: the profile's; set on the camera (or the nearest it allows)
 /// bit_rate = 8000000              # default: the profile's
 /// segment_seconds = 300           # a new file every five minutes; 0: one file
 /// pre_record_seconds = 5          # 0: off

@@ -247,14 +247,9 @@ struct RecordCommand: AsyncParsableCommand {
     static func applyFrameRate(_ rate: Double?, to device: CaptureDevice) throws -> Double {
         if let rate {
             if device.isFrameDurationControlSupported {
-                if let range = device.activeFormat?.frameDurationRange ?? device.cameraDescription.frameRateRange.map({
-                    Duration.nanoseconds(Int64(1e9 / $0.upperBound))...Duration.nanoseconds(Int64(1e9 / $0.lowerBound))
-                }) {
-                    let slowest = 1 / range.upperBound.seconds, fastest = 1 / range.lowerBound.seconds
-                    guard rate >= slowest * 0.999, rate <= fastest * 1.001 else {
-                        throw UserFacingError(String(format: "--frame-rate %g is outside what the camera allows at this format: %.3g–%.3g fps",
-                                                     rate, slowest, fastest))
-                    }
+                if let range = device.activeFrameRateRange, !(range.lowerBound * 0.999...range.upperBound * 1.001).contains(rate) {
+                    throw UserFacingError(String(format: "--frame-rate %g is outside what the camera allows at this format: %.3g–%.3g fps",
+                                                 rate, range.lowerBound, range.upperBound))
                 }
                 let duration = Duration.nanoseconds(Int64((1e9 / rate).rounded()))
                 try device.withConfigurationLock { try $0.setActiveVideoFrameDurations(minimum: duration, maximum: duration) }

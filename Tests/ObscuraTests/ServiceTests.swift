@@ -263,6 +263,72 @@ private func write(_ text: String, _ name: String) -> String {
         #expect(!FileManager.default.fileExists(atPath: "\(dir)/control.sock"))
     }
 
+    /// The configured frame rate reaches the camera. With the test-pattern
+    /// camera (1–60 fps) 15 records at 15 fps, and 120 — beyond it — records
+    /// at 60, said in the journal; the file has its checksum.
+    @Test(arguments: [(15.0, 15.0), (120.0, 60.0)])
+    func theConfiguredFrameRateIsTheCamerasRate(asked: Double, expected: Double) throws {
+        let obscura = packageRoot + "/.build/debug/obscura"
+        let dir = try TemporaryDirectory()
+        let profile = write("""
+            [board]
+            name = "Test pattern"
+            [camera]
+            id = "synthetic"
+            size = "320x240"
+            frame_rate = 30
+            pixel_format = "NV12"
+            [encoder]
+            preference = ["libx264"]
+            preset = "ultrafast"
+            bit_rate = 1000000
+            [audio]
+            device = "none"
+            """, "pattern-\(Int(asked)).toml")
+        let config = write("""
+            board = "\(profile)"
+            [recording]
+            folder = "\(dir.path)/rec"
+            frame_rate = \(asked)
+            min_free_space_mb = 1
+            [photo]
+            folder = "\(dir.path)/photos"
+            [control]
+            socket = "\(dir.path)/control.sock"
+            """, "rate-\(Int(asked)).toml")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: obscura)
+        process.arguments = ["run", "--config", config]
+        let err = Pipe()
+        process.standardError = err
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let socket = "\(dir.path)/control.sock"
+        for _ in 0..<100 where !FileManager.default.fileExists(atPath: socket) { usleep(100_000) }
+        let start = try runProgram(obscura, ["ctl", "--socket", socket, "record", "start"])
+        #expect(start.status == 0, "\(start.stdout)\(start.stderr)")
+        usleep(3_000_000)
+        let stop = try runProgram(obscura, ["ctl", "--socket", socket, "record", "stop"])
+        #expect(stop.status == 0, "\(stop.stdout)\(stop.stderr)")
+        var files: [String] = []
+        for _ in 0..<100 {
+            files = ((try? FileManager.default.contentsOfDirectory(atPath: "\(dir.path)/rec")) ?? []).sorted()
+            if files.contains(where: { $0.hasSuffix(".sha256") }) { break }
+            usleep(100_000)
+        }
+        process.terminate()
+        process.waitUntilExit()
+        let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let movie = try #require(files.first { $0.hasSuffix(".mp4") }, "\(files) \(log)")
+        let probe = try ProbedVideo.read("\(dir.path)/rec/\(movie)")
+        #expect(abs(probe.measuredFrameRate - expected) < expected * 0.03, "\(probe.measuredFrameRate) fps, \(probe.frameCount) frames")
+        let sums = try runProgram("/usr/bin/sha256sum", ["-c", movie + ".sha256"], cwd: "\(dir.path)/rec")
+        #expect(sums.status == 0, "\(sums.stdout)\(sums.stderr)")
+        if asked != expected {
+            #expect(log.contains("frame_rate 120 is outside what camera synthetic:0 allows at this format (1–60 fps); recording at 60 fps"), "\(log)")
+        }
+    }
+
     @Test func theUnitIsSandboxedToAnExposureOfThreeOrLess() throws {
         let result = try runProgram("systemd-analyze", ["security", "--offline=true", packageRoot + "/deploy/obscura.service"])
         let line = try #require((result.stdout + result.stderr).split(separator: "\n").first { $0.contains("Overall exposure level") })
