@@ -346,7 +346,12 @@ final class FileOutput {
             let n = pwrite(fd.rawValue, bytes + done, count - done, off_t(position) + off_t(done))
             if n < 0 {
                 if errno == EINTR { continue }
-                return obscura_averror(errno)
+                // Part of this write may be in the file: what it holds is
+                // read back at the end instead.
+                let code = errno
+                hash = nil
+                if done > 0 { size = max(size, position + Int64(done)) }
+                return obscura_averror(code)
             }
             done += n
         }
