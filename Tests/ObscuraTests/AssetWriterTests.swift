@@ -125,8 +125,9 @@ private func scratch(_ name: String) -> String {
                 writer.startSession(atSourceTime: started!)
             }
             if frame.timestampNanoseconds < started! { skipped += 1 }
-            if input.isReadyForMoreMediaData { input.append(frame) }
+            // Frames up to 1.5 s into the session; the first after it ends the loop.
             if frame.timestampNanoseconds > started! + 1_500_000_000 { break }
+            if input.isReadyForMoreMediaData { input.append(frame) }
         }
         await writer.finishWriting()
         try session.stopRunning()
