@@ -181,6 +181,12 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
         return cameraDescription.frameRateRange
     }
 
+    /// Fixes the frame rate (both frame-duration limits at 1/`rate`).
+    public func setActiveVideoFrameRate(_ rate: Double) throws {
+        let duration = Duration.nanoseconds(Int64((1e9 / rate).rounded()))
+        try setActiveVideoFrameDurations(minimum: duration, maximum: duration)
+    }
+
     /// Sets the frame-duration limits (FrameDurationLimits); equal values fix the frame rate.
     public func setActiveVideoFrameDurations(minimum: Duration, maximum: Duration) throws {
         try requireLock("setActiveVideoFrameDurations")

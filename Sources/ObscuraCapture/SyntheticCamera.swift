@@ -467,3 +467,15 @@ final class SyntheticBuffer: @unchecked Sendable {
         }
     }
 }
+
+extension CaptureDevice {
+    /// Whether `id` names the test-pattern camera (`synthetic` or `synthetic:N`).
+    public static func isTestPattern(_ id: String) -> Bool { id == "synthetic" || id.hasPrefix("synthetic:") }
+
+    /// The test-pattern camera: a moving pattern with, like a Raspberry Pi
+    /// camera, a raw stream (12-bit CSI-2 packed).
+    public static func testPattern(id: String) -> CaptureDevice {
+        CaptureDevice(source: SyntheticCamera(id: id == "synthetic" ? "synthetic:0" : id,
+                                              rawFormats: [.srggb12CSI2Packed, .srggb12]))
+    }
+}

@@ -118,7 +118,6 @@ public final class MovieWriter {
             avio_flush(ctx.pointee.pb)
         } catch {
             ctx.pointee.pb = nil
-            output?.closeContext()
             output = nil
             avformat_free_context(ctx)
             context = nil
@@ -192,11 +191,8 @@ public final class MovieWriter {
         context.pointee.pb = nil
         guard let output else { return }
         self.output = nil
-        output.closeContext()
-        try Syscalls.fsync(output.fd.rawValue, path: partialPath)
-        let digest = output.digest
+        let digest = try output.finish()
         checksumHashedWhileWriting = digest != nil
-        output.fd.close()
         if rename(partialPath, path) != 0 { throw SystemError.errno("rename", "\(partialPath) → \(path)") }
         let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
         if let dir = try? Syscalls.open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY) {
@@ -226,14 +222,8 @@ public final class MovieWriter {
         context.pointee.pb = nil
         avformat_free_context(context)
         self.context = nil
-        var digest: String?
-        if let output {
-            self.output = nil
-            output.closeContext()
-            try? Syscalls.fsync(output.fd.rawValue, path: partialPath)
-            digest = output.digest
-            output.fd.close()
-        }
+        let digest = try? output?.finish()
+        output = nil
         if rename(partialPath, path) == 0 { try? Checksum.write(for: path, digest: digest) }
     }
 
@@ -243,7 +233,6 @@ public final class MovieWriter {
             // Not finished: leave the playable .partial file as it is.
             context.pointee.pb = nil
             avformat_free_context(context)
-            output?.closeContext()
         }
     }
 }
@@ -311,7 +300,7 @@ final class DataSyncer: @unchecked Sendable {
 /// on a slow card.
 final class FileOutput {
     let path: String
-    let fd: OwnedFileDescriptor
+    private let fd: OwnedFileDescriptor
     private(set) var context: UnsafeMutablePointer<AVIOContext>?
     private var position: Int64 = 0
     private(set) var size: Int64 = 0
@@ -382,14 +371,18 @@ final class FileOutput {
         return target
     }
 
-    /// The SHA-256 of everything written, when it was all written in order.
-    var digest: String? {
+    /// Flushes what the muxer holds, fsyncs and closes the file. Returns the
+    /// SHA-256 of everything written when it was all written in order.
+    func finish() throws(SystemError) -> String? {
+        closeContext()
+        defer { fd.close() }
+        try Syscalls.fsync(fd.rawValue, path: path)
         guard let hash, hashed == size else { return nil }
         return SHA256.hex(hash.finalize())
     }
 
     /// Flushes and frees the I/O context; the descriptor stays open.
-    func closeContext() {
+    private func closeContext() {
         guard context != nil else { return }
         avio_flush(context)
         av_freep(&context!.pointee.buffer)

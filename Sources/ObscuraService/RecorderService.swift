@@ -240,11 +240,10 @@ public actor RecorderService {
     private func openCamera() {
         do {
             let device: CaptureDevice
-            if profile.cameraID == "synthetic" || profile.cameraID.hasPrefix("synthetic:") {
-                // A moving test pattern: the kiosk's buttons, LEDs, storage
-                // and retrieval can be tried before a camera is fitted.
-                device = CaptureDevice(source: SyntheticCamera(id: profile.cameraID == "synthetic" ? "synthetic:0" : profile.cameraID,
-                                                               rawFormats: [.srggb12CSI2Packed, .srggb12]))
+            if CaptureDevice.isTestPattern(profile.cameraID) {
+                // The kiosk's buttons, LEDs, storage and retrieval can be
+                // tried before a camera is fitted.
+                device = CaptureDevice.testPattern(id: profile.cameraID)
             } else if profile.cameraID.isEmpty {
                 guard let first = try CaptureDevice.devices().first else {
                     throw CameraError.noCameras(libcameraVersion: CameraManager.libcameraVersion)
@@ -357,9 +356,8 @@ public actor RecorderService {
             log(String(format: "frame_rate %g is outside what camera %@ allows at this format (%.3g–%.3g fps); recording at %.3g fps",
                        wanted, device.uniqueID, range.lowerBound, range.upperBound, rate))
         }
-        let duration = Duration.nanoseconds(Int64((1e9 / rate).rounded()))
         do {
-            try device.withConfigurationLock { try $0.setActiveVideoFrameDurations(minimum: duration, maximum: duration) }
+            try device.withConfigurationLock { try $0.setActiveVideoFrameRate(rate) }
         } catch {
             log("camera \(device.uniqueID): cannot set \(rate) fps: \(error); it runs at its own rate")
         }

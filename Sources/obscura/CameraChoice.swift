@@ -16,11 +16,7 @@ enum CameraChoice {
             return CaptureDevice(source: SyntheticCamera(id: id, formats: [.nv12, .yuv420, .yuyv, .bgr888, .xrgb8888],
                                                          content: .rawFile(path), pacing: .asFastAsBuffersReturn))
         }
-        if let id, id == "synthetic" || id.hasPrefix("synthetic:") {
-            // Like a Raspberry Pi camera, it has a raw stream (12-bit CSI-2 packed).
-            return CaptureDevice(source: SyntheticCamera(id: id == "synthetic" ? "synthetic:0" : id,
-                                                         rawFormats: [.srggb12CSI2Packed, .srggb12]))
-        }
+        if let id, CaptureDevice.isTestPattern(id) { return CaptureDevice.testPattern(id: id) }
         let devices = try CaptureDevice.devices()
         if let id {
             guard let device = devices.first(where: { $0.uniqueID == id }) else {

@@ -242,8 +242,8 @@ struct RecordCommand: AsyncParsableCommand {
 
     /// Sets the camera to `rate` when asked and the camera has a frame-rate
     /// control, and returns the rate the encoder should plan for: the asked
-    /// one, else the camera's set frame duration, else the fastest its
-    /// active format allows, else 30.
+    /// one, else the camera's set frame duration, else the fastest it
+    /// allows, else 30.
     static func applyFrameRate(_ rate: Double?, to device: CaptureDevice) throws -> Double {
         if let rate {
             if device.isFrameDurationControlSupported {
@@ -251,16 +251,14 @@ struct RecordCommand: AsyncParsableCommand {
                     throw UserFacingError(String(format: "--frame-rate %g is outside what the camera allows at this format: %.3g–%.3g fps",
                                                  rate, range.lowerBound, range.upperBound))
                 }
-                let duration = Duration.nanoseconds(Int64((1e9 / rate).rounded()))
-                try device.withConfigurationLock { try $0.setActiveVideoFrameDurations(minimum: duration, maximum: duration) }
+                try device.withConfigurationLock { try $0.setActiveVideoFrameRate(rate) }
             } else {
                 Log.note("the camera has no frame-rate control and runs at its own rate; \(rate) fps is what the encoder plans for")
             }
             return rate
         }
         if let set = device.activeVideoMinFrameDuration, set > .zero { return 1 / set.seconds }
-        if let fastest = device.activeFormat?.frameDurationRange?.lowerBound, fastest > .zero { return 1 / fastest.seconds }
-        return device.cameraDescription.frameRateRange?.upperBound ?? 30
+        return device.activeFrameRateRange?.upperBound ?? 30
     }
 }
 
