@@ -22,7 +22,7 @@ struct PreviewCommand: AsyncParsableCommand {
     @Option(help: "Camera id (see `obscura devices`), or synthetic.") var camera: String?
     @Option(help: "Frame size, e.g. 640x480.") var size: String?
     @Option(help: "Camera pixel format fourcc, e.g. NV12.") var pixelFormat: String?
-    @Option(help: "Seconds to show.") var duration: Double = 5
+    @Option(help: "Seconds to show (SIGINT or SIGTERM ends it sooner).") var duration: Double = 5
     @Option(help: "DRM device, e.g. /dev/dri/card1 (default: the first with a display).") var device: String?
     @Option(help: "Connector to prefer, e.g. HDMI-A-1 (default: the first connected).") var connector: String?
     @Option(help: "Plane for the frames: overlay (over the background) or primary.") var plane: String = "overlay"
@@ -110,7 +110,12 @@ struct PreviewCommand: AsyncParsableCommand {
         try session.commitConfiguration()
         try session.startRunning()
         defer { try? session.stopRunning() }
-        try await Task.sleep(for: .milliseconds(Int(duration * 1000)))
+        let signals = SignalStop {}
+        defer { signals.cancel() }
+        let until = ContinuousClock.now + .milliseconds(Int(duration * 1000))
+        while ContinuousClock.now < until, signals.reason == nil {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         if let saveFrame {
             for await frame in grab.frames {
                 try FrameFile.writePPM(saveFrame, frame: frame)

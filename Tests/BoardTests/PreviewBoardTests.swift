@@ -156,16 +156,22 @@ extension VirtualBoardTests {
     /// (sysfs), with the uevent a real hot-plug sends synthesised.
     @Test func aDisplayUnpluggedAndPluggedBackIsPickedAgain() throws {
         let result = try VirtualBoard.run("""
-            .build/debug/obscura preview --size 640x480 --duration 14 > /tmp/p.out 2>&1 &
-            sleep 6
+            .build/debug/obscura preview --size 640x480 --duration 200 > /tmp/p.out 2>&1 &
+            p=$!
+            # Each step waits for the preview to say the last one happened.
+            said() { for i in $(seq 1200); do [ "$(grep -c "$1" /tmp/p.out)" -ge "$2" ] && return 0; sleep 0.05; done
+                     echo "timed out waiting for \"$1\" x $2"; }
+            said "preview on" 1
             echo off > /sys/class/drm/card0-Virtual-1/status; echo change > /sys/class/drm/card0/uevent
-            sleep 3
+            said "no connected display" 1
             echo on > /sys/class/drm/card0-Virtual-1/status; echo change > /sys/class/drm/card0/uevent
-            wait
+            said "preview on" 2
+            kill -INT $p; wait $p
             cat /tmp/p.out
             """, timeout: 300)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         let events = lines.filter { $0.contains("preview on") || $0.contains("preview off") || $0.contains("display changed") }
+        #expect(!result.stdout.contains("timed out waiting"), "\(result.stdout)")
         #expect(events.count == 4, "\(result.stdout)")
         #expect(events.first?.contains("preview on /dev/dri/card0 (vkms) Virtual-1 1024x768") == true)
         #expect(events.dropFirst().first?.contains("the display changed (disconnected)") == true)

@@ -122,11 +122,13 @@ extension VirtualBoardTests {
 }
 
 extension VirtualBoardTests {
-/// Photos while recording, from the service's buttons. Emulated, the board's
-/// recorder is near its limit and drops a frame now and then on its own, so
-/// the same recording is made twice — with the flash button pressed (no
-/// photo) and with the photo button — and the photos may cost at most what
-/// the recorder's queue holds (two frames here) each.
+/// Photos while recording, from the service's buttons. The same recording is
+/// made twice — with the flash button pressed (no photo) and with the photo
+/// button — and the photos may cost at most what the recorder's queue holds
+/// (two frames here) each. The recording is small (320x240), so that the
+/// emulated recorder has room to spare even on a loaded machine: what is
+/// measured is whether a photo holds up the recorder, not whether the machine
+/// keeps up. Each step waits for the service to say it happened.
 @Suite struct PhotoWhileRecordingBoardTests {
     @Test func photosDuringARecordingCostNoMoreThanTheRecordersQueue() throws {
         let result = try VirtualBoard.run("""
@@ -135,6 +137,7 @@ extension VirtualBoardTests {
             board = "virtual"
             [recording]
             folder = "/tmp/svc/rec"
+            size = "320x240"
             segment_seconds = 0
             min_free_space_mb = 16
             [photo]
@@ -146,15 +149,22 @@ extension VirtualBoardTests {
             o=.build/debug/obscura
             $o run --config /tmp/svc/obscura.toml > /tmp/svc/log 2>&1 &
             p=$!
-            for i in $(seq 200); do grep -q ready /tmp/svc/log && break; sleep 0.1; done
+            # Waits until the service has said PATTERN at least N times.
+            said() { for i in $(seq 600); do [ "$(grep -c "$1" /tmp/svc/log)" -ge "$2" ] && return 0; sleep 0.05; done
+                     echo "timed out waiting for \"$1\" x $2"; }
+            said ready 1
             press() { board/virtual/gpio-sim press $1; sleep 0.15; board/virtual/gpio-sim release $1; }
+            round=0
             for button in flash-button photo-button; do
-                n=$(grep -c "recording finished" /tmp/svc/log)
+                round=$((round + 1))
+                case $button in flash-button) event="obscura: flash " ;; *) event="obscura: photo /tmp" ;; esac
+                before=$(grep -c "$event" /tmp/svc/log)
                 press record-button
+                said "obscura: recording /tmp/svc/rec" $round
                 sleep 3
-                for i in 1 2 3; do press $button; sleep 1.5; done
+                for i in 1 2 3; do press $button; said "$event" $((before + i)); sleep 1.5; done
                 press record-button
-                for i in $(seq 100); do [ "$(grep -c 'recording finished' /tmp/svc/log)" -gt "$n" ] && break; sleep 0.2; done
+                said "recording finished" $round
             done
             kill -TERM $p; wait $p
             ls /tmp/svc/photos | sed 's/^/photo-file /'
@@ -162,6 +172,7 @@ extension VirtualBoardTests {
             """, timeout: 300)
         let out = result.stdout
         let lines = out.split(separator: "\n").map(String.init)
+        #expect(!out.contains("timed out waiting"), "\(out)")
         #expect(lines.filter { $0.hasPrefix("photo-file ") && $0.hasSuffix(".jpg") }.count == 3, "\(out)\(result.stderr)")
         // photo.raw on a camera without a raw stream (vimc): said once at start and with each photo, JPEG only.
         #expect(lines.filter { $0.contains("the camera offers no raw stream") }.count == 1, "\(out)")
