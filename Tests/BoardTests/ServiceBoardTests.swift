@@ -125,7 +125,7 @@ extension VirtualBoardTests {
 /// Photos while recording, from the service's buttons. The same recording is
 /// made twice — with the flash button pressed (no photo) and with the photo
 /// button — and the photos may cost at most what the recorder's queue holds
-/// (two frames here) each. The recording is small (320x240), so that the
+/// (two frames here) each. The recording is small (160x120), so that the
 /// emulated recorder has room to spare even on a loaded machine: what is
 /// measured is whether a photo holds up the recorder, not whether the machine
 /// keeps up. Each step waits for the service to say it happened.
@@ -137,7 +137,7 @@ extension VirtualBoardTests {
             board = "virtual"
             [recording]
             folder = "/tmp/svc/rec"
-            size = "320x240"
+            size = "160x120"
             segment_seconds = 0
             min_free_space_mb = 16
             [photo]
