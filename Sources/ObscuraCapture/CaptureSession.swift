@@ -77,6 +77,14 @@ public final class CaptureSession: @unchecked Sendable {
     private let generation = Atomic<Int>(0)
     /// Monotonic nanoseconds of the last frame, for the watchdog.
     private let lastFrame = Atomic<UInt64>(0)
+    /// True from a start until its first frame: the watchdog then waits
+    /// `firstFrameTimeout` instead of `stallTimeout`.
+    private let awaitingFirstFrame = Atomic<Bool>(false)
+    /// How long a started camera may take for its first frame before that
+    /// counts as an interruption. Starting takes longer than running: the
+    /// pipeline configures its links, a sensor drops its first frames while
+    /// exposure settles, and a busy board starts slower still.
+    public static let firstFrameTimeout: Duration = .seconds(5)
     private var watchdog: (any DispatchSourceTimer)?
     /// True while the camera is closed after announcing it went away.
     private var availabilityClosed = false
@@ -412,6 +420,7 @@ public final class CaptureSession: @unchecked Sendable {
         let run = generation.add(1, ordering: .relaxed).newValue
         failures.store(0, ordering: .relaxed)
         lastFrame.store(Self.now(), ordering: .relaxed)
+        awaitingFirstFrame.store(true, ordering: .relaxed)
         try device.source.start(handler: { [weak self] frame in
             self?.deliver(frame)
         }, failed: { [weak self] _ in
@@ -425,6 +434,7 @@ public final class CaptureSession: @unchecked Sendable {
         delivered.add(1, ordering: .relaxed)
         failures.store(0, ordering: .relaxed)
         lastFrame.store(Self.now(), ordering: .relaxed)
+        awaitingFirstFrame.store(false, ordering: .relaxed)
         let (targets, interrupted) = lock.withLock { _ in (_connections.filter(\.isEnabled), _state == .interrupted) }
         if interrupted { work.async { [weak self] in self?.stallEnded() } }
         for c in targets { c.output.queue.push(item.frame) }
@@ -439,7 +449,8 @@ public final class CaptureSession: @unchecked Sendable {
     // MARK: Interruptions
 
     /// On the work queue: checks every 100 ms that frames still arrive. The
-    /// limit is `stallTimeout` or four frame durations, whichever is longer.
+    /// limit is `stallTimeout` or four frame durations, whichever is longer;
+    /// before a start's first frame, `firstFrameTimeout`.
     private func startWatchdog() {
         watchdog?.cancel()
         let timer = DispatchSource.makeTimerSource(queue: work)
@@ -449,6 +460,9 @@ public final class CaptureSession: @unchecked Sendable {
             var limit = UInt64(self.stallTimeout.seconds * 1e9)
             if let slowest = self.inputs.first?.device.activeVideoMaxFrameDuration {
                 limit = max(limit, UInt64(slowest.seconds * 4e9))
+            }
+            if self.awaitingFirstFrame.load(ordering: .relaxed) {
+                limit = max(limit, UInt64(Self.firstFrameTimeout.seconds * 1e9))
             }
             if Self.now() &- self.lastFrame.load(ordering: .relaxed) > limit { self.interrupt(.noFrames) }
         }

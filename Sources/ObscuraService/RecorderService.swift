@@ -478,6 +478,10 @@ public actor RecorderService {
             return .failure(PhotoFailure(message: "cannot take a photo: no camera"))
         }
         let previous = state
+        // What the photo costs a recording in progress: the frames its
+        // recorder's queue drops meanwhile (at most what the queue holds, if
+        // the photo never holds it up).
+        let recorderDropsBefore = previous == .recording ? movie?.queue.drops : nil
         if previous != .recording { enter(.photo) }
         defer { if previous != .recording && state == .photo { enter(previous == .starting ? .idle : previous) } }
         do {
@@ -511,7 +515,8 @@ public actor RecorderService {
             }
             status.photos += 1
             let lag = photo.resolvedSettings.shutterLag.map { String(format: "%.1f ms", Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1000) } ?? "?"
-            log("photo \(path): \(photo.pixelSize), shutter lag \(lag)\(photo.resolvedSettings.flashWillFire ? ", flash" : "")")
+            let recorderDrops = recorderDropsBefore.flatMap { before in movie.map { ", the recording dropped \($0.queue.drops - before) frames meanwhile" } } ?? ""
+            log("photo \(path): \(photo.pixelSize), shutter lag \(lag)\(photo.resolvedSettings.flashWillFire ? ", flash" : "")\(recorderDrops)")
             return .success(path)
         } catch {
             log("photo failed: \(error)")

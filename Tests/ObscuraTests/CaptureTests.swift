@@ -191,6 +191,28 @@ private func session(_ camera: SyntheticCamera, outputs: [VideoDataOutput], pres
         try s.stopRunning()
     }
 
+    /// A camera slow to give its first frame (a pipeline starting on a busy
+    /// board) is not taken for a silent one: the start has
+    /// `firstFrameTimeout`, not the running stall limit.
+    @Test func aSlowFirstFrameIsNoInterruption() async throws {
+        let camera = SyntheticCamera()
+        camera.setStalled(true)
+        let output = VideoDataOutput()
+        let s = try session(camera, outputs: [output])
+        let events = s.events()
+        try s.startRunning()
+        // Four running stall limits (and the second after which a silent
+        // camera is given up) pass without a frame.
+        try await Task.sleep(for: s.stallTimeout * 4)
+        #expect(!s.isInterrupted)
+        camera.setStalled(false)
+        _ = try await take(2, from: output)
+        try s.stopRunning()
+        var seen: [CaptureSession.Event] = []
+        for await e in events { seen.append(e); if e == .didStopRunning { break } }
+        #expect(!seen.contains { if case .wasInterrupted = $0 { true } else { false } }, "\(seen)")
+    }
+
     @Test func presetsPickFormatsAndInputPriorityKeepsTheActiveFormat() throws {
         let camera = SyntheticCamera()
         let device = CaptureDevice(source: camera)
