@@ -482,6 +482,7 @@ public actor RecorderService {
         // recorder's queue drops meanwhile (at most what the queue holds, if
         // the photo never holds it up).
         let recorderDropsBefore = previous == .recording ? movie?.queue.drops : nil
+        let photoStart = ContinuousClock.now
         if previous != .recording { enter(.photo) }
         defer { if previous != .recording && state == .photo { enter(previous == .starting ? .idle : previous) } }
         do {
@@ -515,7 +516,10 @@ public actor RecorderService {
             }
             status.photos += 1
             let lag = photo.resolvedSettings.shutterLag.map { String(format: "%.1f ms", Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1000) } ?? "?"
-            let recorderDrops = recorderDropsBefore.flatMap { before in movie.map { ", the recording dropped \($0.queue.drops - before) frames meanwhile" } } ?? ""
+            let took = (ContinuousClock.now - photoStart) / .milliseconds(1)
+            let recorderDrops = recorderDropsBefore.flatMap { before in
+                movie.map { ", the recording dropped \($0.queue.drops - before) frames in the \(Int(took)) ms it took" }
+            } ?? ""
             log("photo \(path): \(photo.pixelSize), shutter lag \(lag)\(photo.resolvedSettings.flashWillFire ? ", flash" : "")\(recorderDrops)")
             return .success(path)
         } catch {
