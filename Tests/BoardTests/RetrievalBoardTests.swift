@@ -31,7 +31,8 @@ extension VirtualBoardTests {
             press record-button; sleep 4; press record-button; finished 1
             press photo-button
             for i in $(seq 50); do ls /var/lib/obscura/photos/*.jpg.sha256 >/dev/null 2>&1 && break; sleep 0.2; done
-            press record-button; sleep 3
+            press record-button
+            for i in $(seq 300); do ls /var/lib/obscura/incoming/*.mp4.partial >/dev/null 2>&1 && break; sleep 0.1; done
             ls /var/lib/obscura/incoming | sed 's/^/incoming: /'
             printf 'ls -1a /\nls -1a /recordings\nls -1a /photos\n' | sftp -b - $S obscura-fetch@127.0.0.1 2>&1 | sed 's/^/view: /'
             pull obscura-fetch@127.0.0.1 $k/dest > $k/out1 2> $k/err1; echo "pull1-rc=$?"
