@@ -652,22 +652,30 @@ int oc_camera_buffer(oc_camera *camera, int stream, int index, oc_buffer_info *o
 }
 
 int oc_camera_start(oc_camera *camera, oc_completion_fn fn, void *context,
-                    char *err, size_t errlen)
+                    const uint32_t *queue, int count, char *err, size_t errlen)
 {
     if (camera->requests.empty()) {
         set_error(err, errlen, "Camera::start() refused: the camera is not configured");
         return -EINVAL;
     }
+    for (int i = 0; i < count; i++)
+        if (queue[i] >= camera->requests.size()) {
+            set_error(err, errlen, "Camera::start() refused: no request %u (the configuration has %zu)",
+                      queue[i], camera->requests.size());
+            return -EINVAL;
+        }
     camera->fn = fn;
     camera->context = context;
+    // Only the requests named are queued: the others' buffers are still held
+    // by whoever holds their frames, and are queued when those let go.
+    for (int i = 0; i < count; i++)
+        camera->requests[queue[i]]->reuse(Request::ReuseBuffers);
     // Pending controls ride with the first request: every pipeline applies
     // request controls, not all apply start controls.
-    for (auto &request : camera->requests)
-        request->reuse(Request::ReuseBuffers);
-    {
+    if (count > 0) {
         std::lock_guard<std::mutex> guard(camera->lock);
         if (camera->has_pending) {
-            camera->requests[0]->controls().merge(camera->pending);
+            camera->requests[queue[0]]->controls().merge(camera->pending);
             camera->pending.clear();
             camera->has_pending = false;
         }
@@ -678,8 +686,9 @@ int oc_camera_start(oc_camera *camera, oc_completion_fn fn, void *context,
         return ret;
     }
     camera->running = true;
-    for (auto &request : camera->requests) {
-        ret = camera->camera->queueRequest(request.get());
+    for (int i = 0; i < count; i++) {
+        Request *request = camera->requests[queue[i]].get();
+        ret = camera->camera->queueRequest(request);
         if (ret < 0) {
             set_error(err, errlen, "Camera::queueRequest() failed: %s", strerror(-ret));
             camera->camera->stop();

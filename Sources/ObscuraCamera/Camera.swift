@@ -2,6 +2,9 @@ import CCamera
 import ObscuraMedia
 import ObscuraSystem
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What one stream should be.
 public struct StreamRequest: Sendable, Equatable {
@@ -74,11 +77,31 @@ public struct CameraConfiguration: Sendable {
 /// ```
 /// A call in the wrong state throws `CameraError.wrongState`. Buffers are
 /// allocated by `configure` and mapped once; `start` returns the frames of
-/// stream 0 (and of other streams, tagged) as they complete. Each frame holds
-/// its request until its last reference goes, then the request is queued again.
+/// stream 0 (and of other streams, tagged) as they complete.
 ///
-/// Calls are serialised by an internal lock; frames arrive on libcamera's thread
-/// and are handed over through the stream.
+/// Frames own what they point into. Each configuration's buffers are one
+/// `BufferGeneration`: the mappings and a duplicate of every dmabuf fd, so
+/// they outlive libcamera's allocator. A frame holds its request's lease, the
+/// lease holds the generation, so a held frame's pixels and dmabufs stay valid
+/// through stop, reconfigure and release, and are never written again while
+/// held. Each request of a generation is idle, queued or held:
+///
+/// ```
+///            start / last holder lets go (running, same generation)
+///   idle ────────────────────────────────────────────────────────► queued
+///    ▲  ◄──────────────── stop (cancelled) ─────────────────────────┘ │
+///    │                                                                 │ completes
+///    └───────── last holder lets go (stopped or reconfigured) ◄── held ◄┘
+/// ```
+/// `start` queues only idle requests; a request of an earlier configuration
+/// is never queued again (its buffers are freed when its last frame goes).
+///
+/// Calls are serialised by `lock`; queueing is serialised by `queueLock`;
+/// frames arrive on libcamera's thread and are handed over through the stream.
+///
+/// `@unchecked Sendable`: `lock` guards `handle`, `_state`, `generation` and
+/// `sink`; `running`, `currentGeneration` and `held` are atomics; the `let`s
+/// are immutable.
 public final class Camera: @unchecked Sendable {
     public enum State: String, Sendable { case acquired, configured, running, released }
 
@@ -95,16 +118,11 @@ public final class Camera: @unchecked Sendable {
     public var outstandingFrames: Int { held.load(ordering: .relaxed) }
     private var handle: OpaquePointer?
     private var _state: State = .acquired
-    private var streams: [StreamConfiguration] = []
-    private var mappings: [[[MappedPlane]]] = []  // [stream][buffer] → planes
+    /// The current configuration's buffers and requests.
+    private var generation: BufferGeneration?
+    /// Its number: requeues of other generations go nowhere.
+    private let currentGeneration = Atomic<Int>(0)
     private var sink: Unmanaged<FrameSink>?
-
-    struct MappedPlane: @unchecked Sendable {
-        let mapping: MemoryMapping
-        let offset: Int
-        let length: Int
-        let dmabuf: DmaBufPlane
-    }
 
     init(manager: CameraManager, handle: OpaquePointer, id: String) {
         self.manager = manager
@@ -134,7 +152,10 @@ public final class Camera: @unchecked Sendable {
             var options = oc_config_options(rotation: Int32(rotation), mirror: mirrored ? 1 : 0)
             let status = oc_camera_configure(handle, &cRequests, Int32(requests.count), &results, &options, &message, message.count)
             let text = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-            if status < 0 { throw ShimError(message: text, code: -status) }
+            if status < 0 {
+                generation = nil  // libcamera's requests and buffers of it are gone
+                throw ShimError(message: text, code: -status)
+            }
             let resolved = zip(requests, results).map { r, c in
                 StreamConfiguration(role: r.role, pixelFormat: PixelFormat(fourcc: c.fourcc, modifier: c.modifier),
                                     size: PixelSize(width: Int(c.width), height: Int(c.height)),
@@ -161,8 +182,15 @@ public final class Camera: @unchecked Sendable {
                 return CameraConfiguration(status: .invalid, streams: resolved, adjustments: [text],
                                            rotation: Int(options.rotation), mirrored: options.mirror != 0)
             }
-            streams = resolved
-            mappings = try mapBuffers(handle)
+            // The previous generation's buffers live on in the frames still
+            // holding them; its requests are gone with libcamera's.
+            let number = currentGeneration.load(ordering: .relaxed) + 1
+            let mapped = try queueLock.withLock { _ in
+                defer { currentGeneration.store(number, ordering: .sequentiallyConsistent) }
+                return try Self.mapBuffers(handle, resolved)
+            }
+            generation = BufferGeneration(number: number, streams: resolved, mappings: mapped,
+                                          requests: resolved.first?.bufferCount ?? 0)
             _state = .configured
             return CameraConfiguration(status: status == OC_CONFIG_ADJUSTED.rawValue || !adjustments.isEmpty ? .adjusted : .valid,
                                        streams: resolved, adjustments: adjustments,
@@ -170,8 +198,9 @@ public final class Camera: @unchecked Sendable {
         }
     }
 
-    /// Maps every buffer once: [stream][buffer] → planes.
-    private func mapBuffers(_ handle: OpaquePointer) throws -> [[[MappedPlane]]] {
+    /// Maps every buffer once: [stream][buffer] → planes, each distinct fd
+    /// duplicated so the generation owns what it maps.
+    private static func mapBuffers(_ handle: OpaquePointer, _ streams: [StreamConfiguration]) throws -> [[[MappedPlane]]] {
         try streams.indices.map { s in
             try (0..<streams[s].bufferCount).map { b in
                 var info = oc_buffer_info()
@@ -179,15 +208,16 @@ public final class Camera: @unchecked Sendable {
                     throw CameraError.invalidConfiguration("stream \(s) has no buffer \(b)")
                 }
                 let planes = withUnsafeBytes(of: info.planes) { Array($0.bindMemory(to: oc_plane.self).prefix(Int(info.plane_count))) }
-                // One mapping per distinct fd, covering every plane in it.
-                var maps: [Int32: MemoryMapping] = [:]
+                // One duplicate and one mapping per distinct fd, covering every plane in it.
+                var maps: [Int32: (fd: OwnedFileDescriptor, mapping: MemoryMapping)] = [:]
                 for fd in Set(planes.map(\.fd)) {
                     let end = planes.filter { $0.fd == fd }.map { Int($0.offset) + Int($0.length) }.max() ?? 0
-                    maps[fd] = try MemoryMapping(fd: fd, offset: 0, length: end)
+                    let owned = try Syscalls.duplicate(fd)
+                    maps[fd] = (owned, try MemoryMapping(fd: owned.rawValue, offset: 0, length: end))
                 }
                 return planes.map {
-                    MappedPlane(mapping: maps[$0.fd]!, offset: Int($0.offset), length: Int($0.length),
-                                dmabuf: DmaBufPlane(fd: $0.fd, offset: Int($0.offset), length: Int($0.length)))
+                    let map = maps[$0.fd]!
+                    return MappedPlane(fd: map.fd, mapping: map.mapping, offset: Int($0.offset), length: Int($0.length))
                 }
             }
         }
@@ -219,35 +249,48 @@ public final class Camera: @unchecked Sendable {
                       failed: @escaping @Sendable (UInt32) -> Void = { _ in },
                       finished: @escaping @Sendable () -> Void = {}) throws {
         try lock.withLock { _ in
-            guard _state == .configured, let handle else {
+            guard _state == .configured, let handle, let generation else {
                 throw CameraError.wrongState(call: "start", state: _state.rawValue, allowed: "configured")
             }
-            let sink = FrameSink(camera: self, handler: handler, failed: failed, finished: finished,
-                                 streams: streams, mappings: mappings)
+            let sink = FrameSink(camera: self, handler: handler, failed: failed, finished: finished, generation: generation)
             let retained = Unmanaged.passRetained(sink)
             self.sink = retained
             do {
-                try ShimError.check("Camera::start()") {
-                    oc_camera_start(handle, frameCompleted, retained.toOpaque(), $0, $1)
+                try queueLock.withLock { _ in
+                    // Only requests nobody holds; a held one is queued when its holder lets go.
+                    let idle = generation.takeIdle()
+                    do {
+                        try ShimError.check("Camera::start()") {
+                            oc_camera_start(handle, frameCompleted, retained.toOpaque(), idle, Int32(idle.count), $0, $1)
+                        }
+                    } catch {
+                        generation.setIdle(idle)
+                        throw error
+                    }
+                    running.store(true, ordering: .sequentiallyConsistent)
+                    // Those let go while starting saw the camera stopped: queue them now.
+                    for index in generation.takeIdle() { queue(handle, index) }
                 }
             } catch {
                 retained.release()
                 self.sink = nil
                 throw error
             }
-            running.store(true, ordering: .sequentiallyConsistent)
             _state = .running
         }
     }
 
     /// Stops streaming; the frame stream finishes. Frames still held stay
-    /// valid; their requests return to the camera at the next start.
+    /// valid; their requests return to the camera when they are let go, or
+    /// at the next start.
     public func stop() throws {
         try lock.withLock { _ in
             guard _state == .running, let handle else { return }
             _state = .configured
             running.store(false, ordering: .sequentiallyConsistent)
             _ = try queueLock.withLock { _ in
+                // Every queued request has completed or been cancelled when stop returns.
+                defer { generation?.queuedToIdle() }
                 try ShimError.check("Camera::stop()") { oc_camera_stop(handle, $0, $1) }
             }
             sink?.takeUnretainedValue().finish()
@@ -292,15 +335,32 @@ public final class Camera: @unchecked Sendable {
         }
     }
 
-    /// Gives request `index` back to the camera (called when a frame's last holder lets go).
-    /// Safe from any thread, including libcamera's own (it never waits on `lock`).
-    func requeue(_ index: UInt64) {
-        guard running.load(ordering: .sequentiallyConsistent), let handle = handleForQueue else { return }
-        queueLock.withLock { _ in
-            guard running.load(ordering: .sequentiallyConsistent) else { return }
-            var message = [CChar](repeating: 0, count: 256)
-            _ = oc_camera_requeue(handle, index, &message, message.count)
+    /// The last frame of request `index` of `generation` was let go: the
+    /// request is idle, and goes back to the camera when it is running that
+    /// generation. Safe from any thread, including libcamera's own: it never
+    /// waits on `lock`, and never for `queueLock` while the camera is not
+    /// running (stop holds `queueLock` while it waits for libcamera's thread).
+    func released(_ index: Int, of generation: BufferGeneration) {
+        held.subtract(1, ordering: .relaxed)
+        generation.setIdle([UInt32(index)])
+        guard let handle = handleForQueue else { return }
+        while running.load(ordering: .sequentiallyConsistent),
+              currentGeneration.load(ordering: .sequentiallyConsistent) == generation.number {
+            let done: Void? = queueLock.withLockIfAvailable { _ in
+                guard running.load(ordering: .sequentiallyConsistent),
+                      currentGeneration.load(ordering: .sequentiallyConsistent) == generation.number,
+                      generation.take(UInt32(index)) else { return }
+                queue(handle, UInt32(index))
+            }
+            if done != nil { return }
+            sched_yield()
         }
+    }
+
+    /// Queues a request; `queueLock` is held and the camera is running.
+    private func queue(_ handle: OpaquePointer, _ index: UInt32) {
+        var message = [CChar](repeating: 0, count: 256)
+        _ = oc_camera_requeue(handle, UInt64(index), &message, message.count)
     }
 
     /// The handle for requeues: used only while `running` is true, which
@@ -322,31 +382,92 @@ public struct CameraFrame: Sendable {
     }
 }
 
+/// One plane of a buffer: where it is in the generation's own duplicate of
+/// the buffer's fd, and in the mapping of it.
+struct MappedPlane: Sendable {
+    let fd: OwnedFileDescriptor
+    let mapping: MemoryMapping
+    let offset: Int
+    let length: Int
+    var dmabuf: DmaBufPlane { DmaBufPlane(fd: fd.rawValue, offset: offset, length: length) }
+}
+
+/// One configuration's buffers, owned: the duplicated fds and their mappings
+/// (freed when the camera and the last frame pointing into them let go), and
+/// the state of each request of stream 0.
+final class BufferGeneration: Sendable {
+    enum RequestState: Sendable { case idle, queued, held }
+    let number: Int
+    let streams: [StreamConfiguration]
+    let mappings: [[[MappedPlane]]]  // [stream][buffer] → planes
+    private let states: Mutex<[RequestState]>
+
+    init(number: Int, streams: [StreamConfiguration], mappings: [[[MappedPlane]]], requests: Int) {
+        self.number = number
+        self.streams = streams
+        self.mappings = mappings
+        states = Mutex([RequestState](repeating: .idle, count: requests))
+    }
+
+    /// Marks every idle request queued and returns them.
+    func takeIdle() -> [UInt32] {
+        states.withLock { s in
+            let idle = s.indices.filter { s[$0] == .idle }
+            for i in idle { s[i] = .queued }
+            return idle.map { UInt32($0) }
+        }
+    }
+
+    /// Marks one request queued if it is idle; whether it was.
+    func take(_ index: UInt32) -> Bool {
+        states.withLock { s in
+            guard Int(index) < s.count, s[Int(index)] == .idle else { return false }
+            s[Int(index)] = .queued
+            return true
+        }
+    }
+
+    func setIdle(_ indices: [UInt32]) {
+        states.withLock { s in for i in indices where Int(i) < s.count { s[Int(i)] = .idle } }
+    }
+
+    func setHeld(_ index: Int) {
+        states.withLock { s in if index < s.count { s[index] = .held } }
+    }
+
+    /// After a stop: what was queued came back cancelled.
+    func queuedToIdle() {
+        states.withLock { s in for i in s.indices where s[i] == .queued { s[i] = .idle } }
+    }
+
+    var heldRequests: Int { states.withLock { $0.filter { $0 == .held }.count } }
+}
+
 /// Receives completions on libcamera's thread and yields frames.
 final class FrameSink: Sendable {
     let camera: Camera
     let handler: @Sendable (CameraFrame) -> Void
     let failed: @Sendable (UInt32) -> Void
     let finished: @Sendable () -> Void
-    let streams: [StreamConfiguration]
-    let mappings: [[[Camera.MappedPlane]]]
+    let generation: BufferGeneration
+    var streams: [StreamConfiguration] { generation.streams }
+    var mappings: [[[MappedPlane]]] { generation.mappings }
 
     init(camera: Camera, handler: @escaping @Sendable (CameraFrame) -> Void, failed: @escaping @Sendable (UInt32) -> Void,
-         finished: @escaping @Sendable () -> Void, streams: [StreamConfiguration], mappings: [[[Camera.MappedPlane]]]) {
+         finished: @escaping @Sendable () -> Void, generation: BufferGeneration) {
         self.camera = camera
         self.handler = handler
         self.failed = failed
         self.finished = finished
-        self.streams = streams
-        self.mappings = mappings
+        self.generation = generation
     }
 
     func finish() { finished() }
 
     func completed(_ c: UnsafePointer<oc_completion>) {
         let completion = c.pointee
-        if completion.cancelled != 0 { return }  // stopping: nothing to requeue
-        let lease = RequestLease(camera: camera, request: completion.request)
+        if completion.cancelled != 0 { return }  // stopping: stop marks it idle
+        let lease = RequestLease(camera: camera, generation: generation, request: Int(completion.request))
         var metadata = FrameMetadata()
         let present = completion.present
         if present & UInt32(OC_META_EXPOSURE_TIME.rawValue) != 0 { metadata.exposureTime = .microseconds(completion.exposure_time_us) }
@@ -404,7 +525,7 @@ final class FrameSink: Sendable {
 
     /// CPU views of a buffer's planes. A single-fd, single-plane buffer of a
     /// multi-plane format (e.g. NV12 in one dmabuf) is split by strides.
-    static func planes(_ config: StreamConfiguration, _ mapped: [Camera.MappedPlane]) -> [FramePlane] {
+    static func planes(_ config: StreamConfiguration, _ mapped: [MappedPlane]) -> [FramePlane] {
         guard let info = config.pixelFormat.info else {
             return mapped.map { FramePlane(base: UnsafeRawPointer($0.mapping.base + $0.offset), stride: config.stride, length: $0.length) }
         }
@@ -427,19 +548,20 @@ final class FrameSink: Sendable {
     }
 }
 
-/// Requeues its request when the last frame of it goes.
+/// A completed request, held by every frame of it: keeps its generation's
+/// buffers alive, and gives the request back when the last frame goes.
 final class RequestLease: Sendable {
     let camera: Camera
-    let request: UInt64
-    init(camera: Camera, request: UInt64) {
+    let generation: BufferGeneration
+    let request: Int
+    init(camera: Camera, generation: BufferGeneration, request: Int) {
         self.camera = camera
+        self.generation = generation
         self.request = request
         camera.held.add(1, ordering: .relaxed)
+        generation.setHeld(request)
     }
-    deinit {
-        camera.held.subtract(1, ordering: .relaxed)
-        camera.requeue(request)
-    }
+    deinit { camera.released(request, of: generation) }
 }
 
 private func frameCompleted(_ context: UnsafeMutableRawPointer?, _ completion: UnsafePointer<oc_completion>?) {

@@ -13,6 +13,13 @@ import Glibc
 /// the controls a Raspberry Pi camera does and reports them in the metadata,
 /// and can be "unplugged" to exercise interruptions. For tests and for
 /// running every output off the board.
+///
+/// Each configuration has its own buffers (a `SyntheticBufferSet`); a frame
+/// holds its set, so a frame kept across a reconfigure keeps its memory and
+/// its pixels, and its slot goes back only to the set it came from.
+///
+/// `@unchecked Sendable`: `lock` guards every stored `var`; the `let`s are
+/// immutable; `queue` is where ticks run.
 public final class SyntheticCamera: FrameSource, @unchecked Sendable {
     public let id: String
     public let formats: [PixelFormat]
@@ -25,9 +32,13 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
     private var timer: (any DispatchSourceTimer)?
     private var config: StreamConfiguration?
     private var rawConfig: StreamConfiguration?
-    private var buffers: [SyntheticBuffer] = []
-    private var rawBuffers: [SyntheticBuffer] = []
+    /// The current configuration's buffers; frames hold the set they came from.
+    private var bufferSet: SyntheticBufferSet?
+    private var generation = 0
+    /// Free slots of `bufferSet`.
     private var free: [Int] = []
+    /// Frames handed out and not yet let go, of every configuration.
+    private let held = Atomic<Int>(0)
     private var sequence: UInt32 = 0
     private var controls: [String: [Double]] = [:]
     private var handler: (@Sendable (CameraFrame) -> Void)?
@@ -62,8 +73,6 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
     }
     private let content: Content
     private let pacing: Pacing
-    private var contentFile: OwnedFileDescriptor?
-    private var contentMapping: MemoryMapping?
     private var contentFrames = 0
     private var frameLength = 0
     private var slots = 0
@@ -158,6 +167,9 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
             let frameSize = info.bytesPerFrame(width: size.width, height: size.height)
             frameLength = frameSize
             slots = count
+            generation += 1
+            var buffers: [SyntheticBuffer] = [], rawBuffers: [SyntheticBuffer] = []
+            var contentMapping: MemoryMapping?
             if case .rawFile(let path) = content {
                 let fd = try Syscalls.open(path, O_RDONLY | O_CLOEXEC)
                 var st = stat()
@@ -167,8 +179,6 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
                     throw CameraError.invalidConfiguration("\(path) holds \(st.st_size) bytes, less than one \(format) \(size) frame (\(frameSize) bytes)")
                 }
                 contentMapping = try MemoryMapping(fd: fd.rawValue, offset: 0, length: contentFrames * frameSize)
-                contentFile = fd
-                buffers = []
             } else {
                 buffers = try (0..<count).map { try SyntheticBuffer(index: $0, length: frameSize) }
             }
@@ -179,7 +189,10 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
             config = stream
             var streams = [stream]
             rawConfig = nil
-            rawBuffers = []
+            defer {
+                bufferSet = SyntheticBufferSet(generation: generation, buffers: buffers, rawBuffers: rawBuffers,
+                                               contentMapping: contentMapping)
+            }
             if requests.count == 2 {
                 let asked = requests[1]
                 guard let first = rawFormats.first else {
@@ -241,7 +254,7 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
 
     private func tick() {
         let made: (CameraFrame, @Sendable (CameraFrame) -> Void)? = lock.withLock { _ in
-            guard let config, let handler, connected, !stalled else { return nil }
+            guard let config, let set = bufferSet, let handler, connected, !stalled else { return nil }
             let fast = if case .asFastAsBuffersReturn = pacing { true } else { false }
             if fast && (!running || free.count < 3) { return nil }
             sequence &+= 1
@@ -255,11 +268,11 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
             }
             var planes: [FramePlane]
             var dmabufs: [DmaBufPlane] = []
-            if let mapping = contentMapping {
+            if let mapping = set.contentMapping {
                 let start = ((Int(sequence) - 1) % contentFrames) * frameLength
                 planes = SyntheticBuffer.planes(config.pixelFormat, config.size, base: mapping.base + start)
             } else {
-                let buffer = buffers[index]
+                let buffer = set.buffers[index]
                 let brightness = controls["Brightness"]?.first ?? 0
                 buffer.draw(config.pixelFormat, config.size, sequence: sequence, brightness: brightness)
                 planes = buffer.planes(config.pixelFormat, config.size)
@@ -272,20 +285,23 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
             metadata.lensPosition = controls["LensPosition"]?.first
             metadata.frameDuration = .nanoseconds(Int64(frameDuration))
             for (name, values) in controls { metadata.values[name] = values }
-            // Both frames of a request hold it: the slot comes back when the last goes.
-            // A frame keeps the file mapping it points into alive.
-            let lease = SlotLease { [weak self, planes, contentMapping] in
-                withExtendedLifetime(contentMapping) { self?.giveBack(index, planes: planes) }
+            // Both frames of a request hold it: the slot comes back, to the
+            // set it came from, when the last goes. A frame keeps the buffers
+            // (or the file mapping) it points into alive.
+            held.add(1, ordering: .relaxed)
+            let lease = SlotLease { [weak self, planes, set] in
+                withExtendedLifetime(set) { self?.giveBack(index, of: set.generation, planes: planes) }
             }
             var raw: VideoFrame?
-            if let rawConfig, index < rawBuffers.count {
+            if let rawConfig, index < set.rawBuffers.count {
+                let rawBuffer = set.rawBuffers[index]
                 let exposure = (metadata.exposureTime?.seconds ?? 0.01) * (metadata.analogueGain ?? 1)
                 metadata.values["SensorBlackLevels"] = [4096, 4096, 4096, 4096]
                 metadata.values["ColourGains"] = [1.6, 1.4]
-                rawBuffers[index].drawBayer(rawConfig.pixelFormat, rawConfig.size, sequence: sequence, exposure: exposure)
+                rawBuffer.drawBayer(rawConfig.pixelFormat, rawConfig.size, sequence: sequence, exposure: exposure)
                 raw = VideoFrame(format: rawConfig.pixelFormat, size: rawConfig.size,
-                                 planes: rawBuffers[index].planes(rawConfig.pixelFormat, rawConfig.size),
-                                 dmabufs: [DmaBufPlane(fd: rawBuffers[index].fd.rawValue, offset: 0, length: rawBuffers[index].length)],
+                                 planes: rawBuffer.planes(rawConfig.pixelFormat, rawConfig.size),
+                                 dmabufs: [DmaBufPlane(fd: rawBuffer.fd.rawValue, offset: 0, length: rawBuffer.length)],
                                  sequence: sequence, timestampNanoseconds: timestamp, metadata: metadata,
                                  release: { _ = lease })
             }
@@ -297,8 +313,9 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
         if let (frame, handler) = made { handler(frame) }
     }
 
-    private func giveBack(_ index: Int, planes: [FramePlane]) {
-        if contentMapping != nil, let first = planes.first, let last = planes.last {
+    private func giveBack(_ index: Int, of generation: Int, planes: [FramePlane]) {
+        held.subtract(1, ordering: .relaxed)
+        if case .rawFile = content, let first = planes.first, let last = planes.last {
             // Drop the frame's whole pages from the process.
             let page = Int(sysconf(Int32(_SC_PAGESIZE)))
             let from = (Int(bitPattern: first.base) + page - 1) / page * page
@@ -306,7 +323,9 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
             if to > from { madvise(UnsafeMutableRawPointer(bitPattern: from), to - from, MADV_DONTNEED) }
         }
         let fast = lock.withLock { _ -> Bool in
-            if index < slots { free.append(index) }
+            // A slot of an earlier configuration is gone with its set.
+            guard generation == self.generation else { return false }
+            free.append(index)
             if case .asFastAsBuffersReturn = pacing { return running }
             return false
         }
@@ -359,7 +378,7 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
 
     public func stopObservingAvailability(_ token: Int) { _ = lock.withLock { _ in observers.removeValue(forKey: token) } }
 
-    public var outstandingFrames: Int { lock.withLock { _ in slots - free.count } }
+    public var outstandingFrames: Int { held.load(ordering: .relaxed) }
 
     public func abandonAndRecover() -> Bool {
         close()
@@ -392,7 +411,25 @@ final class SlotLease: Sendable {
     deinit { done() }
 }
 
+/// One configuration's buffers (or the mapped file frames are read from).
+final class SyntheticBufferSet: Sendable {
+    let generation: Int
+    let buffers: [SyntheticBuffer]
+    let rawBuffers: [SyntheticBuffer]
+    let contentMapping: MemoryMapping?
+    init(generation: Int, buffers: [SyntheticBuffer], rawBuffers: [SyntheticBuffer], contentMapping: MemoryMapping?) {
+        self.generation = generation
+        self.buffers = buffers
+        self.rawBuffers = rawBuffers
+        self.contentMapping = contentMapping
+    }
+}
+
 /// One memfd-backed buffer of the synthetic camera.
+///
+/// `@unchecked Sendable`: every stored property is a `let`; the memory it maps
+/// is written only on the camera's queue while its slot is free, which the
+/// camera's `lock` (the free list) guards.
 final class SyntheticBuffer: @unchecked Sendable {
     let fd: OwnedFileDescriptor
     let mapping: MemoryMapping

@@ -132,6 +132,21 @@ public final class VideoFrame: @unchecked Sendable {
         }
     }
 
+    /// A 64-bit FNV-1a digest of every byte of the planes, read under the
+    /// CPU-access bracket: equal digests at two times mean the pixels did not
+    /// change in between.
+    public func pixelDigest() -> UInt64 {
+        withCPUAccess { planes in
+            var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+            for plane in planes {
+                for byte in UnsafeRawBufferPointer(start: plane.base, count: plane.length) {
+                    hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+                }
+            }
+            return hash
+        }
+    }
+
     /// Runs `body` with CPU access to the planes, bracketed by DMA_BUF_IOCTL_SYNC.
     public func withCPUAccess<R>(_ body: ([FramePlane]) throws -> R) rethrows -> R {
         beginCPUAccess()

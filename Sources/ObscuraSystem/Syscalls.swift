@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -48,24 +49,35 @@ public enum Syscalls {
 
 /// Owns one file descriptor and closes it exactly once (never retried on
 /// EINTR). Anything else holding the number only borrows it.
-public final class OwnedFileDescriptor: @unchecked Sendable {
+public final class OwnedFileDescriptor: Sendable {
     public let rawValue: Int32
-    private var closed = false
+    private let closed = Atomic<Bool>(false)
 
     public init(adopting fd: Int32) { rawValue = fd }
 
     public func close() {
-        guard !closed else { return }
-        closed = true
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         _ = Glibc.close(rawValue)
     }
 
     deinit { close() }
 }
 
+extension Syscalls {
+    /// A duplicate of `fd` (close-on-exec) that the caller owns.
+    public static func duplicate(_ fd: Int32) throws(SystemError) -> OwnedFileDescriptor {
+        let copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)
+        guard copy >= 0 else { throw SystemError.errno("fcntl(F_DUPFD_CLOEXEC)", "fd \(fd)") }
+        return OwnedFileDescriptor(adopting: copy)
+    }
+}
+
 /// A read-only or read-write mapping of (part of) a descriptor, unmapped when
 /// the last reference goes. It borrows the descriptor, which must outlive the
 /// mmap call only (the kernel keeps the mapping alive on its own).
+///
+/// `@unchecked Sendable`: both stored properties are immutable `let`s; who
+/// reads or writes the mapped memory synchronises that access themselves.
 public final class MemoryMapping: @unchecked Sendable {
     public let base: UnsafeMutableRawPointer
     public let length: Int

@@ -17,6 +17,10 @@ struct StreamCommand: AsyncParsableCommand {
         recovery). Ends after --frames frames or --duration seconds, then prints \
         how many frames were delivered and how many are still held (0: every \
         frame went back to the camera).
+
+        --hold-across-reconfiguration N keeps N frames while the running session \
+        is reconfigured twice (an output added, then the preset changed), and \
+        checks that their pixels did not change.
         """)
 
     @Option(help: "Camera id; default: the first camera.") var camera: String?
@@ -29,6 +33,8 @@ struct StreamCommand: AsyncParsableCommand {
     @Flag(help: "Print every metadata entry of each frame.") var metadata = false
     @Flag(help: "Print nothing per frame (events and the summary only).") var quiet = false
     @Flag(help: "Print the mean sample value of each frame's first plane.") var stats = false
+    @Option(help: "Hold this many frames across two reconfigurations while running and check their pixels.")
+    var holdAcrossReconfiguration: Int?
 
     func run() async throws {
         try await Self.reporting { try await stream() }
@@ -101,8 +107,10 @@ struct StreamCommand: AsyncParsableCommand {
             }
         }
         var count = 0
+        let check = holdAcrossReconfiguration.map { HeldFrameCheck(holding: $0, session: session, preset: session.sessionPreset) }
         for await frame in output.frames {
             count += 1
+            try check?.step(frame)
             if !quiet {
                 var line = "frame seq=\(frame.sequence) ts=\(frame.timestampNanoseconds) \(frame.format) \(frame.size)"
                 if metadata {
@@ -122,7 +130,73 @@ struct StreamCommand: AsyncParsableCommand {
         if session.state != .stopped { try session.stopRunning() }
         try await Task.sleep(for: .milliseconds(50))
         eventTask.cancel()
+        if let check, !check.finished { Log.output("the reconfiguration check did not finish: give it more frames") }
         Log.output("delivered \(count) frames, dropped \(output.droppedFrameCount), still held \(device.outstandingFrames)")
+    }
+
+    /// Holds frames across an output added while running, then across a
+    /// preset change, and reports whether their pixels stayed as they were.
+    final class HeldFrameCheck {
+        let holding: Int
+        let session: CaptureSession
+        let first: CaptureSession.Preset
+        private var held: [(frame: VideoFrame, digest: UInt64)] = []
+        private var previous: [(frame: VideoFrame, digest: UInt64)] = []
+        private var phase = 0
+        private var countdown = 0
+        private(set) var finished = false
+
+        init(holding: Int, session: CaptureSession, preset: CaptureSession.Preset) {
+            self.holding = max(1, holding)
+            self.session = session
+            first = preset
+        }
+
+        private var other: CaptureSession.Preset { first == .hd1280x720 ? .vga640x480 : .hd1280x720 }
+
+        private func report(_ frames: [(frame: VideoFrame, digest: UInt64)], _ what: String) {
+            let intact = frames.filter { $0.frame.pixelDigest() == $0.digest }.count
+            let sequences = frames.map { String($0.frame.sequence) }.joined(separator: ",")
+            Log.output("held \(frames.count) frames (seq \(sequences)) across \(what): \(intact) intact")
+        }
+
+        func step(_ frame: VideoFrame) throws {
+            switch phase {
+            case 0:  // hold, then add an output
+                held.append((frame, frame.pixelDigest()))
+                if held.count == holding {
+                    try session.addOutput(VideoDataOutput(alwaysDiscardsLateVideoFrames: true))
+                    Log.output("added an output while running")
+                    phase = 1
+                    countdown = 10
+                }
+            case 1:  // frames flow again: check, then hold frames of the new configuration
+                countdown -= 1
+                if countdown > 0 { return }
+                report(held, "an added output")
+                previous = held
+                held = []
+                phase = 2
+            case 2:
+                held.append((frame, frame.pixelDigest()))
+                if held.count == holding {
+                    previous = []  // the first configuration's frames go back now
+                    try session.setSessionPreset(other)
+                    Log.output("preset \(first.rawValue) → \(other.rawValue) while running")
+                    phase = 3
+                    countdown = 10
+                }
+            case 3:
+                countdown -= 1
+                if countdown > 0 { return }
+                report(held, "a preset change")
+                held = []
+                phase = 4
+                finished = true
+            default:
+                return
+            }
+        }
     }
 
     /// Mean of every 61st sample of the first plane (under the CPU-access bracket).

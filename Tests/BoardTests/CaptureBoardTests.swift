@@ -49,6 +49,24 @@ extension VirtualBoardTests {
         #expect(result.stdout.contains("event didStopRunning"))
     }
 
+    /// Frames held while the running session adds an output and changes its
+    /// preset keep their pixels (libcamera's buffers are reallocated under
+    /// them), and the camera keeps delivering.
+    @Test func framesHeldAcrossReconfigurationsKeepTheirPixels() throws {
+        let result = try VirtualBoard.run("\(obscura) stream --frames 80 --preset vga640x480 --quiet --hold-across-reconfiguration 2")
+        #expect(result.status == 0, "\(result.stderr)")
+        let text = result.stdout
+        #expect(text.contains("added an output while running"))
+        #expect(text.contains("preset vga640x480 → hd1280x720 while running"))
+        let reports = text.split(separator: "\n").filter { $0.hasPrefix("held 2 frames") }
+        #expect(reports.count == 2, "\(text)")
+        #expect(reports.allSatisfy { $0.hasSuffix(": 2 intact") }, "\(reports)")
+        #expect(text.contains("delivered 80 frames"))
+        #expect(text.contains("still held 0"))
+        #expect(!text.contains("event wasInterrupted"))
+        #expect(!text.contains("did not finish"))
+    }
+
     @Test func brightnessAndContrastReachTheSensor() throws {
         let result = try VirtualBoard.run("""
             \(obscura) stream --frames 3 --preset vga640x480 --metadata --stats --set Brightness=0.8 Contrast=1.5

@@ -51,6 +51,51 @@ private func session(_ camera: SyntheticCamera, outputs: [VideoDataOutput], pres
 }
 
 @Suite struct CaptureSessionTests {
+    /// A consumer keeps frames across an output added while running and a
+    /// preset change: their pixels stay as they were (no buffer of theirs is
+    /// unmapped, refilled or handed out again), frames of the new
+    /// configuration are never given to two holders at once when the old
+    /// ones come back, and the session keeps running.
+    @Test func framesHeldAcrossReconfigurationsKeepTheirPixels() async throws {
+        let camera = SyntheticCamera()
+        let output = VideoDataOutput(alwaysDiscardsLateVideoFrames: false, queueDepth: 2)
+        let s = try session(camera, outputs: [output])
+        try s.startRunning()
+        let watchdog = Task { try await Task.sleep(for: .seconds(30)); output.queue.close() }
+        defer { watchdog.cancel() }
+        func next() async throws -> VideoFrame {
+            guard let frame = await output.queue.next() else { throw ProbeTimeout() }
+            return frame
+        }
+        var held: [(frame: VideoFrame, digest: UInt64)] = []
+        for _ in 0..<2 { let f = try await next(); held.append((f, f.pixelDigest())) }
+
+        try s.addOutput(VideoDataOutput(alwaysDiscardsLateVideoFrames: true))
+        for _ in 0..<8 { _ = try await next() }
+        for (f, d) in held { #expect(f.pixelDigest() == d, "frame \(f.sequence) changed while held across addOutput") }
+
+        // Frames of the new configuration are held while the old ones go back.
+        var later: [(frame: VideoFrame, digest: UInt64)] = []
+        for _ in 0..<2 { let f = try await next(); later.append((f, f.pixelDigest())) }
+        held.removeAll()
+        for _ in 0..<12 { _ = try await next() }
+        for (f, d) in later { #expect(f.pixelDigest() == d, "frame \(f.sequence) was handed out again while held") }
+
+        try s.setSessionPreset(.hd1280x720)
+        var sizes = Set<PixelSize>()
+        for _ in 0..<8 { sizes.insert(try await next().size) }
+        #expect(sizes == [PixelSize(width: 1280, height: 720)])
+        for (f, d) in later {
+            #expect(f.size == PixelSize(width: 640, height: 480))
+            #expect(f.pixelDigest() == d, "frame \(f.sequence) changed while held across a preset change")
+        }
+        #expect(s.state == .running)
+        #expect(camera.outstandingFrames >= 2)
+        later.removeAll()
+        try s.stopRunning()
+        #expect(camera.outstandingFrames == 0)
+    }
+
     @Test func framesArriveInOrderAndGoBackToTheCamera() async throws {
         let camera = SyntheticCamera()
         let output = VideoDataOutput(alwaysDiscardsLateVideoFrames: false, queueDepth: 2)

@@ -174,7 +174,9 @@ typedef struct {
     oc_plane planes[OC_MAX_PLANES];
 } oc_buffer_info;
 
-/* Buffers are allocated by oc_camera_configure. */
+/* Buffers are allocated by oc_camera_configure. Their fds belong to the
+ * allocator and are closed by the next configure or release: dup what must
+ * outlive them. */
 int oc_camera_buffer(oc_camera *camera, int stream, int index, oc_buffer_info *out);
 
 enum oc_metadata_flag {
@@ -230,10 +232,11 @@ const char *oc_control_name(uint32_t id);
 
 typedef void (*oc_completion_fn)(void *context, const oc_completion *completion);
 
-/* Starts streaming and queues one request per buffer of stream 0. Pending
- * controls go with the first request. */
+/* Starts streaming and queues the requests named in `queue` (indices into the
+ * configuration's requests: those whose buffers nobody holds). Pending
+ * controls go with the first of them. */
 int oc_camera_start(oc_camera *camera, oc_completion_fn fn, void *context,
-                    char *err, size_t errlen);
+                    const uint32_t *queue, int count, char *err, size_t errlen);
 /* Gives a completed request back to the camera (with pending controls). */
 int oc_camera_requeue(oc_camera *camera, uint64_t request, char *err, size_t errlen);
 /* Stops streaming; pending requests complete as cancelled before it returns. */
