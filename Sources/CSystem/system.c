@@ -3,6 +3,9 @@
 #include <linux/dma-buf.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/eventfd.h>
+#include <pthread.h>
+#include <string.h>
 #include <errno.h>
 
 int obscura_ioctl(int fd, unsigned long request, void *arg)
@@ -25,4 +28,17 @@ int obscura_dmabuf_sync(int fd, int start, int write)
 int obscura_memfd(const char *name)
 {
     return memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+}
+
+int obscura_eventfd(void)
+{
+    return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+}
+
+int obscura_name_thread(pthread_t thread, const char *name)
+{
+    char cut[16];
+    strncpy(cut, name, sizeof(cut) - 1);
+    cut[sizeof(cut) - 1] = 0;
+    return pthread_setname_np(thread, cut);
 }

@@ -62,18 +62,34 @@ public struct AudioError: Error, CustomStringConvertible, Sendable, Equatable {
 /// just read. The sample clock and the monotonic clock drift apart (every
 /// sound card's crystal is a little off); the timestamps show by how much,
 /// and the recorder corrects for it.
-public final class AudioDeviceInput: @unchecked Sendable {
+///
+/// The reading thread holds the PCM and the shared state, not the input;
+/// `stop()` (or deinit) wakes a blocked read (snd_pcm_drop) and joins it.
+public final class AudioDeviceInput: Sendable {
     public let deviceName: String
     /// The format the device accepted (it may differ from the one asked for: the
     /// nearest rate, the channels it has).
     public let format: AudioFormat
     public let periodFrames: Int
-    private var pcm: OpaquePointer?
-    private let state = Mutex(State())
+    private let pcm: PCM
+    private let shared = Shared()
+
+    /// ALSA's PCM handle. `@unchecked Sendable`: the handle never changes; the
+    /// one reading thread reads it, and start/stop (serialised by `Shared.control`)
+    /// start, drop and prepare it while that thread is not running, or (drop)
+    /// to wake it.
+    struct PCM: @unchecked Sendable {
+        let handle: OpaquePointer
+    }
+
+    private final class Shared: Sendable {
+        let state = Mutex(State())
+        /// Serialises start and stop, and holds the reading thread.
+        let control = Mutex<JoinableThread?>(nil)
+    }
     private struct State {
         var receivers: [any AudioReceiver] = []
         var running = false
-        var reading = false
         var overruns = 0
         var lastError: String?
         var buffers = 0
@@ -94,7 +110,7 @@ public final class AudioDeviceInput: @unchecked Sendable {
         var handle: OpaquePointer?
         var rc = snd_pcm_open(&handle, name, SND_PCM_STREAM_CAPTURE, 0)
         guard rc == 0, let handle else { throw .alsa("snd_pcm_open", name, rc) }
-        pcm = handle
+        pcm = PCM(handle: handle)
         var hw: OpaquePointer?
         snd_pcm_hw_params_malloc(&hw)
         defer { snd_pcm_hw_params_free(hw) }
@@ -136,59 +152,60 @@ public final class AudioDeviceInput: @unchecked Sendable {
 
     deinit {
         stop()
-        if let pcm { snd_pcm_close(pcm) }
+        snd_pcm_close(pcm.handle)
     }
 
     public func addReceiver(_ receiver: any AudioReceiver) {
-        state.withLock { s in if !s.receivers.contains(where: { $0 === receiver }) { s.receivers.append(receiver) } }
+        shared.state.withLock { s in if !s.receivers.contains(where: { $0 === receiver }) { s.receivers.append(receiver) } }
     }
 
     public func removeReceiver(_ receiver: any AudioReceiver) {
-        state.withLock { $0.receivers.removeAll { $0 === receiver } }
+        shared.state.withLock { $0.receivers.removeAll { $0 === receiver } }
     }
 
     /// Overruns (the reader fell behind and samples were lost) so far.
-    public var overruns: Int { state.withLock { $0.overruns } }
-    public var lastError: String? { state.withLock { $0.lastError } }
-    public var isRunning: Bool { state.withLock { $0.running } }
+    public var overruns: Int { shared.state.withLock { $0.overruns } }
+    public var lastError: String? { shared.state.withLock { $0.lastError } }
+    public var isRunning: Bool { shared.state.withLock { $0.running } }
 
     public func start() throws(AudioError) {
-        guard let pcm else { throw AudioError("the device \(deviceName) is closed") }
-        let already = state.withLock { s -> Bool in
-            if s.running || s.reading { return true }
-            s.running = true
-            s.reading = true
-            return false
+        let (pcm, shared, format, periodFrames, deviceName) = (pcm, shared, format, periodFrames, deviceName)
+        try shared.control.withLock { (thread: inout JoinableThread?) throws(AudioError) in
+            guard thread == nil else { return }
+            let rc = snd_pcm_start(pcm.handle)
+            if rc < 0, snd_pcm_state(pcm.handle) != SND_PCM_STATE_RUNNING {
+                throw .alsa("snd_pcm_start", deviceName, rc)
+            }
+            shared.state.withLock { $0.running = true }
+            do {
+                thread = try JoinableThread(name: "obscura-audio") {
+                    Self.read(pcm, shared.state, format: format, periodFrames: periodFrames, deviceName: deviceName)
+                }
+            } catch {
+                shared.state.withLock { $0.running = false }
+                snd_pcm_drop(pcm.handle)
+                snd_pcm_prepare(pcm.handle)
+                throw AudioError("cannot start the reading thread of \(deviceName): \(error)")
+            }
         }
-        if already { return }
-        let rc = snd_pcm_start(pcm)
-        if rc < 0, snd_pcm_state(pcm) != SND_PCM_STATE_RUNNING {
-            state.withLock { $0.running = false; $0.reading = false }
-            throw .alsa("snd_pcm_start", deviceName, rc)
-        }
-        let thread = Thread { [self] in
-            self.loop()
-            self.state.withLock { $0.reading = false }
-        }
-        thread.name = "obscura-audio"
-        thread.qualityOfService = .userInteractive
-        thread.start()
     }
 
-    /// Stops capturing; returns once the reading thread has ended.
+    /// Stops capturing; returns once the reading thread has ended (joined).
     public func stop() {
-        let reading = state.withLock { s -> Bool in
-            s.running = false
-            return s.reading
+        shared.control.withLock { thread in
+            guard let reader = thread else { return }
+            shared.state.withLock { $0.running = false }
+            snd_pcm_drop(pcm.handle) // wakes a blocked read
+            reader.join()
+            thread = nil
+            snd_pcm_prepare(pcm.handle)
         }
-        guard reading, let pcm else { return }
-        snd_pcm_drop(pcm) // wakes a blocked read
-        while state.withLock({ $0.reading }) { usleep(2_000) }
-        snd_pcm_prepare(pcm)
     }
 
-    private func loop() {
-        guard let pcm else { return }
+    /// Reads periods until stopped: the reading thread.
+    private static func read(_ pcm: PCM, _ state: borrowing Mutex<State>, format: AudioFormat, periodFrames: Int,
+                             deviceName: String) {
+        let pcm = pcm.handle
         let channels = format.channels
         let rate = UInt64(format.sampleRate)
         var samples = [Int16](repeating: 0, count: periodFrames * channels)

@@ -148,7 +148,10 @@ public final class LibavVideoEncoder: VideoEncoder {
     public let name: String
     public let codecParameters: CodecParameters
     public let copies: CopyCounter
-    private var context: UnsafeMutablePointer<AVCodecContext>?
+    /// Owned from the moment it is allocated, so an init that throws after
+    /// opening it frees it (and the codec's threads) too.
+    private let owner: CodecContext
+    private var context: UnsafeMutablePointer<AVCodecContext>? { owner.pointer }
     private let converter: PixelConverter?
     private let encoderFormat: AVPixelFormat
 
@@ -177,7 +180,7 @@ public final class LibavVideoEncoder: VideoEncoder {
         }
         self.name = name
         self.copies = copies
-        context = ctx
+        owner = CodecContext(ctx)
         ctx.pointee.width = Int32(settings.size.width)
         ctx.pointee.height = Int32(settings.size.height)
         ctx.pointee.time_base = AVRational(num: 1, den: 1_000_000)
@@ -221,8 +224,6 @@ public final class LibavVideoEncoder: VideoEncoder {
         }
         let opened = avcodec_open2(ctx, codec, &options)
         if opened < 0 {
-            var c: UnsafeMutablePointer<AVCodecContext>? = ctx
-            avcodec_free_context(&c)
             throw FFmpegError(call: "avcodec_open2", code: opened, detail: "\(name) \(settings.size) \(settings.frameRate) fps")
         }
         guard let parameters = avcodec_parameters_alloc() else {
@@ -344,8 +345,14 @@ public final class LibavVideoEncoder: VideoEncoder {
         }
         return avFrame
     }
+}
 
+/// An AVCodecContext with one owner, freed when it goes.
+final class CodecContext {
+    let pointer: UnsafeMutablePointer<AVCodecContext>
+    init(_ pointer: UnsafeMutablePointer<AVCodecContext>) { self.pointer = pointer }
     deinit {
-        avcodec_free_context(&context)
+        var p: UnsafeMutablePointer<AVCodecContext>? = pointer
+        avcodec_free_context(&p)
     }
 }

@@ -17,9 +17,10 @@ public enum ButtonEvent: Sendable, Equatable {
 /// A push button on a GPIO line: edge events with kernel timestamps,
 /// debounced (by the kernel where libgpiod v2 can ask it to, in software
 /// otherwise), active-low and pull-up/down as wired, with short and long
-/// presses. Its line is read on a thread of its own; events arrive on
-/// `events`. `close()` (or deinit) releases the line.
-public final class Button: @unchecked Sendable {
+/// presses. Its line is read on a thread of its own, which holds the line
+/// and the stream but not the button; events arrive on `events`. `close()`
+/// (or deinit) wakes that thread, joins it and releases the line.
+public final class Button: Sendable {
     public let name: GPIOLineName
     public let debounce: Duration
     public let longPress: Duration
@@ -28,8 +29,9 @@ public final class Button: @unchecked Sendable {
     public let events: AsyncStream<ButtonEvent>
     private let continuation: AsyncStream<ButtonEvent>.Continuation
     private let line: GPIOLine
-    private let stopFlag = Atomic<Bool>(false)
-    private var thread: Thread?
+    private let closed = Atomic<Bool>(false)
+    private let wakeup: Wakeup
+    private let thread: JoinableThread
 
     public init(_ name: GPIOLineName, activeLow: Bool = true, bias: GPIOBias = .pullUp,
                 debounce: Duration = .milliseconds(20), longPress: Duration = .seconds(1),
@@ -43,27 +45,35 @@ public final class Button: @unchecked Sendable {
         isKernelDebounced = line.isKernelDebounced
         (events, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(64))
         let initial = (try? line.value()) ?? false
-        let thread = Thread { [self] in self.watch(initial: initial) }
-        thread.name = "obscura.button.\(name.line)"
-        self.thread = thread
-        thread.start()
+        let wakeup = try Wakeup()
+        self.wakeup = wakeup
+        let (line, continuation) = (line, continuation)
+        let period = isKernelDebounced ? Duration.milliseconds(1) : debounce
+        thread = try JoinableThread(name: "obscura-btn-\(name.line)") { [longPress] in
+            Self.watch(line, initial: initial, period: period, longPress: longPress, wakeup: wakeup,
+                       continuation: continuation)
+        }
     }
 
-    private func watch(initial: Bool) {
+    /// Reads the line until woken: the button's thread. Holds nothing of the button.
+    private static func watch(_ line: GPIOLine, initial: Bool, period: Duration, longPress: Duration, wakeup: Wakeup,
+                              continuation: AsyncStream<ButtonEvent>.Continuation) {
         // With the kernel debouncing, edges are already clean: a short
         // software period only merges the pair an edge and a read can make.
-        var debouncer = Debouncer(period: isKernelDebounced ? .milliseconds(1) : debounce, initialLevel: initial)
+        var debouncer = Debouncer(period: period, initialLevel: initial)
         let longNs = UInt64(longPress.components.seconds) * 1_000_000_000 + UInt64(longPress.components.attoseconds / 1_000_000_000)
         var pressedAt: UInt64?
         var longReported = false
-        while !stopFlag.load(ordering: .relaxed) {
+        while !wakeup.isSignalled, let fd = line.descriptor {
             let now = Syscalls.monotonicNanoseconds()
-            var wait: UInt64 = 200_000_000 // wake now and then to notice close()
-            if let d = debouncer.deadline { wait = min(wait, d > now ? d - now : 0) }
-            if let p = pressedAt, !longReported { wait = min(wait, p + longNs > now ? p + longNs - now : 0) }
+            var wait: UInt64?
+            if let d = debouncer.deadline { wait = d > now ? d - now : 0 }
+            if let p = pressedAt, !longReported { wait = min(wait ?? .max, p + longNs > now ? p + longNs - now : 0) }
             let edges: [GPIOEdge]
             do {
-                edges = try line.waitForEdges(timeout: .nanoseconds(Int64(wait)))
+                let readable = try wakeup.wait(for: fd, timeout: wait.map { .nanoseconds(Int64($0)) })
+                if wakeup.isSignalled { break }
+                edges = readable ? try line.readEdges() : []
             } catch {
                 break
             }
@@ -90,10 +100,11 @@ public final class Button: @unchecked Sendable {
         continuation.finish()
     }
 
-    /// Stops watching and releases the line.
+    /// Stops watching (the thread is woken and joined) and releases the line.
     public func close() {
-        guard !stopFlag.exchange(true, ordering: .relaxed) else { return }
-        while let t = thread, !t.isFinished { usleep(10_000) }
+        guard !closed.exchange(true, ordering: .relaxed) else { return }
+        wakeup.signal()
+        thread.join()
         line.release()
     }
 

@@ -1,5 +1,6 @@
 import CGPIO
 import ObscuraSystem
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,17 +30,32 @@ public enum GPIOBias: Int32, Sendable { case asIs = 0, disabled = 1, pullUp = 2,
 public enum GPIOEdgeDetection: Int32, Sendable { case none = 0, rising = 1, falling = 2, both = 3 }
 
 /// A requested GPIO line. It owns its kernel request (and descriptor) and
-/// releases it on `release()` or deinit. Used by one task at a time.
-public final class GPIOLine: @unchecked Sendable {
+/// releases it on `release()` or deinit. Each call holds the request for
+/// its length, so a release waits for a call in progress; a thread that
+/// polls `descriptor` is joined before the line is released.
+public final class GPIOLine: Sendable {
     public let name: GPIOLineName
-    private var handle: OpaquePointer?
+    private let request: Mutex<Request?>
+
+    /// libgpiod's request, used only under `request`'s lock.
+    private struct Request: @unchecked Sendable {
+        let handle: OpaquePointer
+    }
 
     /// The libgpiod API the shim was built against (1 or 2).
     public static var libgpiodAPIVersion: Int { Int(og_api_version()) }
 
     private init(name: GPIOLineName, handle: OpaquePointer) {
         self.name = name
-        self.handle = handle
+        request = Mutex(Request(handle: handle))
+    }
+
+    /// Runs `body` with the request, or throws EBADF naming `call` once released.
+    private func with<R>(_ call: String, _ body: (OpaquePointer) throws -> R) throws -> R {
+        try request.withLock { r in
+            guard let handle = r?.handle else { throw SystemError(call: call, code: EBADF, detail: "\(name) released") }
+            return try body(handle)
+        }
     }
 
     static func locate(_ name: GPIOLineName) throws -> (path: String, offset: UInt32) {
@@ -73,34 +89,47 @@ public final class GPIOLine: @unchecked Sendable {
     }
 
     /// Whether the kernel debounces this line (libgpiod v2 with a period).
-    public var isKernelDebounced: Bool { handle.map { og_line_debounced($0) != 0 } ?? false }
+    public var isKernelDebounced: Bool { request.withLock { $0.map { og_line_debounced($0.handle) != 0 } ?? false } }
 
     public func value() throws -> Bool {
-        guard let handle else { throw SystemError(call: "og_get_value", code: EBADF, detail: "\(name) released") }
-        return try ShimError.check("og_get_value") { og_get_value(handle, $0, $1) } != 0
+        try with("og_get_value") { handle in try ShimError.check("og_get_value") { og_get_value(handle, $0, $1) } != 0 }
     }
 
     public func set(_ value: Bool) throws {
-        guard let handle else { throw SystemError(call: "og_set_value", code: EBADF, detail: "\(name) released") }
-        try ShimError.check("og_set_value") { og_set_value(handle, value ? 1 : 0, $0, $1) }
-    }
-
-    /// Waits up to `timeout` for edges and returns those pending (empty on timeout).
-    public func waitForEdges(timeout: Duration) throws -> [GPIOEdge] {
-        guard let handle else { throw SystemError(call: "og_wait", code: EBADF, detail: "\(name) released") }
-        let ns = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
-        let ready = try ShimError.check("og_wait") { og_wait(handle, ns, $0, $1) }
-        guard ready > 0 else { return [] }
-        var events = [og_event](repeating: og_event(), count: 16)
-        let count = try ShimError.check("og_read") { og_read(handle, &events, 16, $0, $1) }
-        return events.prefix(Int(count)).map {
-            GPIOEdge(kind: $0.rising != 0 ? .rising : .falling, timestampNanoseconds: $0.timestamp_ns)
+        try with("og_set_value") { handle in
+            _ = try ShimError.check("og_set_value") { og_set_value(handle, value ? 1 : 0, $0, $1) }
         }
     }
 
+    /// The descriptor edge events arrive on (readable when one is pending),
+    /// for a poll beside other descriptors; nil once released.
+    public var descriptor: Int32? { request.withLock { $0.map { og_line_fd($0.handle) } } }
+
+    /// The edge events pending now (call when `descriptor` is readable).
+    public func readEdges() throws -> [GPIOEdge] {
+        try with("og_read") { handle in
+            var events = [og_event](repeating: og_event(), count: 16)
+            let count = try ShimError.check("og_read") { og_read(handle, &events, 16, $0, $1) }
+            return events.prefix(Int(count)).map {
+                GPIOEdge(kind: $0.rising != 0 ? .rising : .falling, timestampNanoseconds: $0.timestamp_ns)
+            }
+        }
+    }
+
+    /// Waits up to `timeout` for edges and returns those pending (empty on timeout).
+    /// Blocks the calling thread: never call it on Swift's cooperative pool.
+    public func waitForEdges(timeout: Duration) throws -> [GPIOEdge] {
+        let ns = timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000
+        let ready = try with("og_wait") { handle in try ShimError.check("og_wait") { og_wait(handle, ns, $0, $1) } }
+        guard ready > 0 else { return [] }
+        return try readEdges()
+    }
+
     public func release() {
-        if let handle { og_release(handle) }
-        handle = nil
+        request.withLock { r in
+            if let handle = r?.handle { og_release(handle) }
+            r = nil
+        }
     }
 
     deinit { release() }

@@ -1,4 +1,5 @@
 import Foundation
+import ObscuraSystem
 import Synchronization
 
 /// What an LED shows.
@@ -28,44 +29,49 @@ extension Duration {
     var milliseconds: Int64 { components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000 }
 }
 
-/// An LED on a GPIO output line. Patterns run on a thread of their own;
-/// `close()` (or deinit) turns it off and releases the line.
-public final class LED: @unchecked Sendable {
+/// An LED on a GPIO output line. Patterns run on a thread of its own, which
+/// holds the line and the pattern but not the LED; `show` wakes it.
+/// `close()` (or deinit) turns it off, joins the thread and releases the line.
+public final class LED: Sendable {
     public let name: GPIOLineName
     private let line: GPIOLine
-    private let state = Mutex<(pattern: LEDPattern, generation: Int, closed: Bool)>((.off, 0, false))
-    private let condition = NSCondition()
-    private var thread: Thread?
+    private let state: Shared
+    private let wakeup: Wakeup
+    private let thread: JoinableThread
+
+    /// What the LED's thread shows, and whether it should end.
+    private final class Shared: Sendable {
+        let state = Mutex<(pattern: LEDPattern, generation: Int, closed: Bool)>((.off, 0, false))
+    }
 
     public init(_ name: GPIOLineName, activeLow: Bool = false, consumer: String = "obscura") throws {
         self.name = name
-        line = try GPIOLine.output(name, activeLow: activeLow, initialValue: false, consumer: consumer)
-        let thread = Thread { [self] in run() }
-        thread.name = "obscura.led.\(name.line)"
-        self.thread = thread
-        thread.start()
+        let line = try GPIOLine.output(name, activeLow: activeLow, initialValue: false, consumer: consumer)
+        let state = Shared(), wakeup = try Wakeup()
+        self.line = line
+        self.state = state
+        self.wakeup = wakeup
+        thread = try JoinableThread(name: "obscura-led-\(name.line)") { Self.run(line, state, wakeup) }
     }
 
-    public var pattern: LEDPattern { state.withLock { $0.pattern } }
+    public var pattern: LEDPattern { state.state.withLock { $0.pattern } }
 
     public func show(_ pattern: LEDPattern) {
-        let changed = state.withLock { s -> Bool in
+        let changed = state.state.withLock { s -> Bool in
             guard s.pattern != pattern, !s.closed else { return false }
             s.pattern = pattern
             s.generation += 1
             return true
         }
-        if changed {
-            condition.lock()
-            condition.broadcast()
-            condition.unlock()
-        }
+        if changed { wakeup.signal() }
     }
 
-    private func run() {
+    /// Shows patterns until closed: the LED's thread.
+    private static func run(_ line: GPIOLine, _ shared: Shared, _ wakeup: Wakeup) {
         var lit = false
         while true {
-            let (pattern, generation, closed) = state.withLock { $0 }
+            wakeup.drain()
+            let (pattern, _, closed) = shared.state.withLock { $0 }
             if closed { break }
             var sleep: Duration?
             switch pattern {
@@ -76,31 +82,21 @@ public final class LED: @unchecked Sendable {
                 sleep = lit ? on : off
             }
             try? line.set(lit)
-            condition.lock()
-            while state.withLock({ $0.generation == generation && !$0.closed }) {
-                if let sleep {
-                    let until = Date().addingTimeInterval(Double(sleep.milliseconds) / 1000)
-                    if !condition.wait(until: until) { break }
-                } else {
-                    condition.wait()
-                }
-            }
-            condition.unlock()
+            // Until the blink's next toggle, or until told of a change.
+            guard (try? wakeup.wait(for: nil, timeout: sleep)) != nil else { break }
         }
         try? line.set(false)
     }
 
     /// Turns the LED off and releases its line.
     public func close() {
-        let first = state.withLock { s -> Bool in
+        let first = state.state.withLock { s -> Bool in
             defer { s.closed = true }
             return !s.closed
         }
         guard first else { return }
-        condition.lock()
-        condition.broadcast()
-        condition.unlock()
-        while let t = thread, !t.isFinished { usleep(5_000) }
+        wakeup.signal()
+        thread.join()
         line.release()
     }
 

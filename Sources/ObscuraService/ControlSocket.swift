@@ -1,5 +1,6 @@
 import Foundation
 import ObscuraSystem
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,19 +9,22 @@ import Glibc
 /// command line and reads one reply line (JSON), then the connection ends.
 /// Access is by file permissions: the socket is 0660, owned by the service's
 /// group, so members of that group (and root) may control the recorder.
-public final class ControlServer: @unchecked Sendable {
+/// Connections are served one at a time on a thread of its own, which holds
+/// the socket and the handler but not the server; `close()` (or deinit)
+/// wakes it, joins it, then closes the socket.
+public final class ControlServer: Sendable {
     public let path: String
-    private let fd: Int32
-    private var thread: Thread?
-    private let handler: @Sendable (String) -> String
+    private let socket: OwnedFileDescriptor
+    private let wakeup: Wakeup
+    private let thread: JoinableThread
+    private let closed = Atomic<Bool>(false)
 
     public init(path: String, group: String? = nil, handler: @escaping @Sendable (String) -> String) throws {
         self.path = path
-        self.handler = handler
         let directory = (path as NSString).deletingLastPathComponent
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         unlink(path)
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw SystemError.errno("socket", "AF_UNIX") }
         var address = try Self.address(path)
         let bound = withUnsafePointer(to: &address) {
@@ -38,11 +42,10 @@ public final class ControlServer: @unchecked Sendable {
             Glibc.close(fd)
             throw e
         }
-        self.fd = fd
-        let thread = Thread { [self] in serve() }
-        thread.name = "obscura.control"
-        self.thread = thread
-        thread.start()
+        let socket = OwnedFileDescriptor(adopting: fd), wakeup = try Wakeup()
+        self.socket = socket
+        self.wakeup = wakeup
+        thread = try JoinableThread(name: "obscura-control") { Self.serve(socket, wakeup, handler) }
     }
 
     static func address(_ path: String) throws -> sockaddr_un {
@@ -56,13 +59,14 @@ public final class ControlServer: @unchecked Sendable {
         return address
     }
 
-    private func serve() {
+    /// Answers connections until woken: the server's thread.
+    private static func serve(_ socket: OwnedFileDescriptor, _ wakeup: Wakeup, _ handler: @Sendable (String) -> String) {
         while true {
-            let client = accept(fd, nil, nil)
-            if client < 0 {
-                if errno == EINTR { continue }
-                return // closed
-            }
+            guard let readable = try? wakeup.wait(for: socket.rawValue, timeout: nil), !wakeup.isSignalled else { return }
+            guard readable else { continue }
+            let client = accept(socket.rawValue, nil, nil)
+            if client < 0 { continue }  // EINTR, or a client that went away (ECONNABORTED)
+            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
             var timeout = timeval(tv_sec: 2, tv_usec: 0)
             setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             var data = [UInt8]()
@@ -79,15 +83,21 @@ public final class ControlServer: @unchecked Sendable {
         }
     }
 
+    /// Stops answering: the thread is woken and joined (a connection being
+    /// answered is finished first), then the socket is closed and removed.
     public func close() {
-        shutdown(fd, Int32(SHUT_RDWR))
-        Glibc.close(fd)
+        guard !closed.exchange(true, ordering: .relaxed) else { return }
+        wakeup.signal()
+        thread.join()
+        socket.close()
         unlink(path)
     }
 
+    deinit { close() }
+
     /// Sends one command and returns the reply (for `obscura status`/`ctl`).
     public static func send(_ command: String, to path: String, timeout: Duration = .seconds(30)) throws -> String {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw SystemError.errno("socket", "AF_UNIX") }
         defer { Glibc.close(fd) }
         var address = try address(path)

@@ -4,6 +4,8 @@ import TestSupport
 @testable import ObscuraGPIO
 @testable import ObscuraService
 import ObscuraPhoto
+import ObscuraSystem
+import Synchronization
 
 @Suite struct DebouncerTests {
     /// A press as a real contact makes it: a burst of 1–6 edges over 0–5 ms
@@ -363,5 +365,50 @@ private func write(_ text: String, _ name: String) -> String {
         #expect(try String(contentsOfFile: control + "/conffiles", encoding: .utf8)
                 == "/etc/obscura/obscura.toml\n/etc/ssh/sshd_config.d/obscura-fetch.conf\n")
         #expect(try String(contentsOfFile: control + "/postinst", encoding: .utf8).contains("systemd-sysusers"))
+    }
+}
+
+/// Names of this process's threads (/proc/self/task/*/comm).
+func threadNames() -> [String] {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
+        .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+}
+
+@Suite struct ThreadOwnershipTests {
+    /// The server's thread holds the socket, not the server: its last
+    /// reference going ends it — thread joined, socket removed — with no
+    /// close() needed, and while `accept` would have been blocked.
+    @Test func theControlServerGoesWithItsLastReferenceAndJoinsItsThread() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-control-\(getpid())-\(UInt32.random(in: 0 ... .max))").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/control.sock"
+        let before = threadNames().filter { $0 == "obscura-control" }.count
+        var server: ControlServer? = try ControlServer(path: path) { "echo \($0)" }
+        #expect(try ControlServer.send("ping", to: path) == "echo ping")
+        #expect(threadNames().filter { $0 == "obscura-control" }.count == before + 1)
+        weak let released = server
+        server = nil
+        #expect(released == nil, "the server's thread kept it alive")
+        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(threadNames().filter { $0 == "obscura-control" }.count == before, "its thread was not joined")
+        #expect(throws: SystemError.self) { try ControlServer.send("ping", to: path) }
+    }
+
+    /// A thread blocked in poll is woken at once and joined; one that
+    /// outlives its owner's last reference on itself detaches instead.
+    @Test func aWakeupEndsABlockedWaitAndTheThreadIsJoined() throws {
+        let wakeup = try Wakeup()
+        let woke = Mutex(false)
+        let thread = try JoinableThread(name: "obscura-test") {
+            _ = try? wakeup.wait(for: nil, timeout: nil)
+            woke.withLock { $0 = wakeup.isSignalled }
+        }
+        #expect(threadNames().contains("obscura-test"))
+        wakeup.signal()
+        thread.join()
+        #expect(woke.withLock { $0 })
+        #expect(!threadNames().contains("obscura-test"))
+        thread.join()  // once only; later calls return
     }
 }

@@ -3,6 +3,7 @@
 #ifndef OBSCURA_SYSTEM_H
 #define OBSCURA_SYSTEM_H
 #include <stdint.h>
+#include <pthread.h>
 
 /* ioctl(fd, request, arg); returns the result, -1 with errno on failure. */
 int obscura_ioctl(int fd, unsigned long request, void *arg);
@@ -10,4 +11,8 @@ int obscura_ioctl(int fd, unsigned long request, void *arg);
 int obscura_dmabuf_sync(int fd, int start, int write);
 /* memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING). */
 int obscura_memfd(const char *name);
+/* eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK). */
+int obscura_eventfd(void);
+/* pthread_setname_np(thread, name), the name cut to 15 bytes. */
+int obscura_name_thread(pthread_t thread, const char *name);
 #endif

@@ -1,0 +1,108 @@
+import CSystem
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A thread of its own for blocking work (reads, polls, ioctl waits) that
+/// must never run on Swift's cooperative pool. It is joined, not polled:
+/// `join()` returns when the body has returned (pthread_join). The body
+/// must not hold its owner strongly, so that the owner's deinit can tell it
+/// to stop (through a `Wakeup`) and join it.
+public final class JoinableThread: Sendable {
+    public let name: String
+    /// The thread until it is joined (or detached); nil afterwards.
+    private let thread = Mutex<pthread_t?>(nil)
+
+    private final class Start {
+        let body: @Sendable () -> Void
+        init(body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+
+    /// Starts `body` on a new thread named `name` (the kernel keeps 15 bytes of it).
+    public init(name: String, _ body: @escaping @Sendable () -> Void) throws(SystemError) {
+        self.name = name
+        let start = Unmanaged.passRetained(Start(body: body)).toOpaque()
+        var handle = pthread_t()
+        let rc = pthread_create(&handle, nil, { argument in
+            let start = Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue()
+            start.body()
+            return nil
+        }, start)
+        guard rc == 0 else {
+            Unmanaged<Start>.fromOpaque(start).release()
+            throw SystemError(call: "pthread_create", code: rc, detail: name)
+        }
+        _ = obscura_name_thread(handle, name)  // named before init returns
+        thread.withLock { $0 = handle }
+    }
+
+    /// Waits for the body to return. Once only; later calls return at once.
+    /// Called on the thread itself (its owner's last reference went there),
+    /// it detaches instead: a thread cannot wait for itself.
+    public func join() {
+        guard let handle = thread.withLock({ t -> pthread_t? in defer { t = nil }; return t }) else { return }
+        if pthread_equal(handle, pthread_self()) != 0 {
+            pthread_detach(handle)
+        } else {
+            pthread_join(handle, nil)
+        }
+    }
+
+    /// Whether this is the calling thread.
+    public var isCurrent: Bool {
+        thread.withLock { t in t.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+    }
+
+    deinit { join() }
+}
+
+/// An eventfd a thread polls beside what it waits for, so that another
+/// thread can wake it at once (to stop, or to look at new state).
+public final class Wakeup: Sendable {
+    public let descriptor: OwnedFileDescriptor
+    public var fd: Int32 { descriptor.rawValue }
+
+    public init() throws(SystemError) {
+        let fd = obscura_eventfd()
+        guard fd >= 0 else { throw SystemError.errno("eventfd", "a thread's wakeup") }
+        descriptor = OwnedFileDescriptor(adopting: fd)
+    }
+
+    /// Wakes the thread (and every later poll until `drain`).
+    public func signal() {
+        var one: UInt64 = 1
+        _ = write(fd, &one, 8)
+    }
+
+    /// Takes the signals seen so far.
+    public func drain() {
+        var count: UInt64 = 0
+        _ = read(fd, &count, 8)
+    }
+
+    /// Waits until `fd` is readable, the wakeup is signalled, or `timeout`
+    /// passes (nil: no limit). Returns whether `fd` is readable; the wakeup's
+    /// signal is left for the caller to see with `isSignalled`.
+    public func wait(for fd: Int32?, timeout: Duration?) throws(SystemError) -> Bool {
+        var fds = [pollfd(fd: self.fd, events: Int16(POLLIN), revents: 0)]
+        if let fd { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
+        let milliseconds: Int32 = timeout.map { t in
+            let ms = t.components.seconds * 1000 + (t.components.attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+            return Int32(clamping: max(0, ms))
+        } ?? -1
+        while true {
+            let n = poll(&fds, nfds_t(fds.count), milliseconds)
+            if n >= 0 { break }
+            if errno == EINTR { continue }
+            throw SystemError.errno("poll", "fd \(fd.map(String.init) ?? "-") and a wakeup")
+        }
+        return fds.count > 1 && fds[1].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0
+    }
+
+    /// Whether a signal is pending (without taking it).
+    public var isSignalled: Bool {
+        var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
+        return poll(&fds, 1, 0) > 0
+    }
+}
