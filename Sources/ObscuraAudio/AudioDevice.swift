@@ -253,7 +253,7 @@ public final class AudioDeviceInput: Sendable {
 
 /// Audio for app code, like the video data output: an AsyncStream of
 /// captured periods (the oldest dropped when the reader falls behind).
-public final class AudioDataOutput: AudioReceiver, @unchecked Sendable {
+public final class AudioDataOutput: AudioReceiver, Sendable {
     public let buffers: AsyncStream<AudioBuffer>
     private let continuation: AsyncStream<AudioBuffer>.Continuation
     public init(bufferingNewest count: Int = 64) {

@@ -312,7 +312,9 @@ private func hotplugCallback(_ context: UnsafeMutableRawPointer?, _ added: Int32
     Unmanaged<CameraManager>.fromOpaque(context).takeUnretainedValue().hotplug(added: added != 0, id: String(cString: id))
 }
 
-/// An OpaquePointer owned by a Sendable wrapper; the owner serialises use.
+/// libcamera's camera manager handle. `@unchecked Sendable`: the pointer
+/// never changes; the manager keeps it under `handleLock`, and libcamera's
+/// CameraManager is itself thread-safe for the calls the shim makes.
 struct OpaquePointerBox: @unchecked Sendable {
     let pointer: OpaquePointer
     init(_ pointer: OpaquePointer) { self.pointer = pointer }

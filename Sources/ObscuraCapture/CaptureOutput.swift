@@ -1,4 +1,5 @@
 import ObscuraMedia
+import Synchronization
 
 /// Something a session delivers frames to. Each output owns a queue whose
 /// policy says what to drop when it falls behind, so a slow output never
@@ -35,13 +36,31 @@ public final class CaptureDeviceInput: Sendable {
 }
 
 /// Connects the session's input to one output; carries rotation and mirroring.
-public final class CaptureConnection: @unchecked Sendable {
+/// Set from any thread; the session reads them on the camera's thread and
+/// when it configures, each under the connection's own lock.
+public final class CaptureConnection: Sendable {
     public let output: any CaptureOutput
+    private struct Settings {
+        var videoRotationAngle = 0
+        var isVideoMirrored = false
+        var isEnabled = true
+    }
+    private let settings = Mutex(Settings())
+
     /// Clockwise degrees: 0, 90, 180 or 270. Applied by the camera when it can
     /// (libcamera Transform/Orientation); otherwise reported as an adjustment.
-    public var videoRotationAngle: Int = 0
-    public var isVideoMirrored = false
-    public var isEnabled = true
+    public var videoRotationAngle: Int {
+        get { settings.withLock { $0.videoRotationAngle } }
+        set { settings.withLock { $0.videoRotationAngle = newValue } }
+    }
+    public var isVideoMirrored: Bool {
+        get { settings.withLock { $0.isVideoMirrored } }
+        set { settings.withLock { $0.isVideoMirrored = newValue } }
+    }
+    /// Whether frames reach the output (read for every frame on the camera's thread).
+    public var isEnabled: Bool {
+        get { settings.withLock { $0.isEnabled } }
+        set { settings.withLock { $0.isEnabled = newValue } }
+    }
     init(output: any CaptureOutput) { self.output = output }
 }
-

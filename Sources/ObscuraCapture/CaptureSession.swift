@@ -28,6 +28,10 @@ import Synchronization
 ///
 /// Thread-safety: calls are serialised on the session; frames are pushed into
 /// output queues on the camera's thread; events arrive on `events()` streams.
+///
+/// `@unchecked Sendable`: `lock` guards every stored `var` but `watchdog`,
+/// which is touched only on the `work` queue; `audio` is a mutex of its own;
+/// the counters are atomics; the `let`s are immutable.
 public final class CaptureSession: @unchecked Sendable {
     public enum Preset: String, Sendable, CaseIterable {
         /// The largest video format up to 1920x1080.
@@ -89,7 +93,11 @@ public final class CaptureSession: @unchecked Sendable {
     /// True while the camera is closed after announcing it went away.
     private var availabilityClosed = false
     /// How long without a frame counts as an interruption.
-    public var stallTimeout: Duration = .milliseconds(500)
+    public var stallTimeout: Duration {
+        get { lock.withLock { _ in _stallTimeout } }
+        set { lock.withLock { _ in _stallTimeout = newValue } }
+    }
+    private var _stallTimeout: Duration = .milliseconds(500)
     /// Log lines (adjustments, queue capacities) for whoever wants them.
     public let log: @Sendable (String) -> Void
 
@@ -165,7 +173,7 @@ public final class CaptureSession: @unchecked Sendable {
     /// outputs added with `addAudioOutput`. It runs while the session runs.
     public var audioInput: AudioDeviceInput? { audio.withLock { $0.input } }
     private let audio = Mutex(AudioLink())
-    private struct AudioLink: @unchecked Sendable {
+    private struct AudioLink {
         var input: AudioDeviceInput?
         var extra: [any AudioReceiver] = []
     }

@@ -26,7 +26,7 @@ extension VideoDataOutputDelegate {
 /// `convertsToRequestedFormat` is set, in which case each frame is converted
 /// (one counted CPU copy, see `copies`) on the consumer's side, never on the
 /// camera's thread.
-public final class VideoDataOutput: CaptureOutput, @unchecked Sendable {
+public final class VideoDataOutput: CaptureOutput, Sendable {
     public let queue: FrameQueue
     public let preferredPixelFormat: PixelFormat?
     public let convertsToRequestedFormat: Bool

@@ -31,7 +31,9 @@ public struct AudioEncoderSettings: Sendable, Equatable {
 /// swr_next_pts, which stretches or squeezes the audio by at most 1 % —
 /// inaudible — and inserts silence or drops samples only for jumps of over
 /// 100 ms (an overrun). `compensatedSamples` says how much it corrected.
-public final class AudioEncoder: @unchecked Sendable {
+///
+/// One owner (the recording's task); not Sendable.
+public final class AudioEncoder {
     public let settings: AudioEncoderSettings
     public let inputFormat: AudioFormat
     public let codecParameters: CodecParameters

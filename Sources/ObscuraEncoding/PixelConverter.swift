@@ -1,5 +1,6 @@
 import CFFmpeg
 import ObscuraMedia
+import Synchronization
 
 /// Converts frames between pixel formats with swscale. Every conversion is a
 /// CPU copy of the whole frame and is counted.
@@ -73,12 +74,12 @@ public final class PixelConverter {
 /// video data output asked for a format the camera does not give). Each
 /// conversion is one counted CPU copy; the result lives in memory that is
 /// freed when the returned frame goes, and the camera frame is released at once.
-public final class FrameConverter: @unchecked Sendable {
+public final class FrameConverter: Sendable {
     public let destination: PixelFormat
     private let copies: CopyCounter
     private let outputSize: PixelSize?
-    private var converter: PixelConverter?
-    private var made: (PixelFormat, PixelSize)?
+    /// The swscale context for the last source format and size; a conversion holds it.
+    private let cache = Mutex<(converter: PixelConverter, source: PixelFormat, size: PixelSize)?>(nil)
 
     /// Whether swscale converts between the two formats.
     public static func canConvert(from source: PixelFormat, to destination: PixelFormat) -> Bool {
@@ -100,15 +101,16 @@ public final class FrameConverter: @unchecked Sendable {
     public func convert(_ frame: VideoFrame) throws -> VideoFrame {
         let size = outputSize ?? frame.size
         guard frame.format != destination || frame.size != size else { return frame }
-        if made == nil || made! != (frame.format, frame.size) {
-            guard let s = frame.format.info?.ffmpegName, let d = destination.info?.ffmpegName else {
-                throw EncoderError.unsupportedInput(frame.format)
+        let out = try cache.withLock { cache in
+            if cache == nil || cache!.source != frame.format || cache!.size != frame.size {
+                guard let s = frame.format.info?.ffmpegName, let d = destination.info?.ffmpegName else {
+                    throw EncoderError.unsupportedInput(frame.format)
+                }
+                cache = (try PixelConverter(from: av_get_pix_fmt(s), to: av_get_pix_fmt(d), size: frame.size, outputSize: size,
+                                            copies: copies), frame.format, frame.size)
             }
-            converter = try PixelConverter(from: av_get_pix_fmt(s), to: av_get_pix_fmt(d), size: frame.size, outputSize: size,
-                                           copies: copies)
-            made = (frame.format, frame.size)
+            return try cache!.converter.convert(frame)
         }
-        let out = try converter!.convert(frame)
         var planes: [FramePlane] = []
         let count = destination.info?.planes.count ?? 1
         for i in 0..<count {
@@ -130,8 +132,8 @@ public final class FrameConverter: @unchecked Sendable {
 }
 
 /// An AVFrame freed once.
-final class OwnedAVFrame: @unchecked Sendable {
-    private var frame: UnsafeMutablePointer<AVFrame>?
-    init(_ frame: UnsafeMutablePointer<AVFrame>) { self.frame = frame }
-    func free() { av_frame_free(&frame) }
+final class OwnedAVFrame: Sendable {
+    private let frame: Mutex<UnsafeMutablePointer<AVFrame>?>
+    init(_ frame: sending UnsafeMutablePointer<AVFrame>) { self.frame = Mutex(frame) }
+    func free() { frame.withLock { av_frame_free(&$0) } }
 }

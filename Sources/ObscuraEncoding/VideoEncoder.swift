@@ -56,6 +56,10 @@ public struct VideoEncoderSettings: Sendable, Equatable {
 }
 
 /// An encoded access unit. Owns its AVPacket until a muxer takes it.
+///
+/// `@unchecked Sendable`: no lock, because it has one holder at a time — it
+/// moves from the encoder to the recording's muxer; the pointer never changes
+/// and only the current holder touches what it points to.
 public final class EncodedPacket: @unchecked Sendable {
     let packet: UnsafeMutablePointer<AVPacket>
     /// Time base of pts/dts.
@@ -105,6 +109,9 @@ public protocol VideoEncoder: AnyObject {
 }
 
 /// Codec parameters handed from an encoder to a muxer.
+///
+/// `@unchecked Sendable`: both properties are `let`s, and the parameters are
+/// written once, by the encoder's init, and only read afterwards.
 public final class CodecParameters: @unchecked Sendable {
     public let parameters: UnsafeMutablePointer<AVCodecParameters>
     public let timeBase: AVRational

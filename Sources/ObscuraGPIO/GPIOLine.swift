@@ -37,7 +37,8 @@ public final class GPIOLine: Sendable {
     public let name: GPIOLineName
     private let request: Mutex<Request?>
 
-    /// libgpiod's request, used only under `request`'s lock.
+    /// libgpiod's request. `@unchecked Sendable` (for the pointer): used only
+    /// under `request`'s lock.
     private struct Request: @unchecked Sendable {
         let handle: OpaquePointer
     }

@@ -22,6 +22,9 @@ public struct PixelSize: Hashable, Sendable, CustomStringConvertible, Comparable
 }
 
 /// One plane of a frame as the CPU sees it.
+///
+/// `@unchecked Sendable` (for the pointer): immutable, and it points into
+/// memory its frame keeps alive and nobody writes while the frame is held.
 public struct FramePlane: @unchecked Sendable {
     public let base: UnsafeRawPointer
     public let stride: Int
@@ -67,6 +70,9 @@ public struct FrameMetadata: Sendable, Equatable {
 /// A captured frame. It holds its camera buffer until the last reference goes,
 /// then gives it back to the camera (the release closure), so every branch that
 /// keeps a frame keeps the buffer — and one that drops it returns it.
+///
+/// `@unchecked Sendable`: every stored property is a `let` (the planes'
+/// pointers are the one non-Sendable part; see `FramePlane`).
 public final class VideoFrame: @unchecked Sendable {
     public let format: PixelFormat
     public let size: PixelSize

@@ -240,6 +240,9 @@ public final class MovieWriter {
 /// Pushes a file's written data to the storage (fdatasync) in the background,
 /// at most once per interval, so the writer never waits on a slow SD card and
 /// a power cut loses little more than one interval.
+///
+/// `@unchecked Sendable`: `lock` guards `pending`, `last`, `closed` and
+/// `syncs`; `fd` and `interval` are `let`s; syncs run on `queue`.
 final class DataSyncer: @unchecked Sendable {
     private let fd: Int32
     private let interval: UInt64
@@ -249,7 +252,12 @@ final class DataSyncer: @unchecked Sendable {
     private var last: UInt64 = 0
     private var closed = false
     /// How many fdatasync calls were made (for tests and status).
-    private(set) var syncs = 0
+    private var syncCount = 0
+    var syncs: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return syncCount
+    }
 
     init?(path: String, interval: Duration) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -273,7 +281,7 @@ final class DataSyncer: @unchecked Sendable {
             if open { fdatasync(fd) }
             lock.lock()
             pending = false
-            syncs += 1
+            syncCount += 1
             lock.unlock()
         }
     }

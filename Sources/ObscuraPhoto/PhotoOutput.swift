@@ -158,18 +158,46 @@ public enum PhotoError: Error, CustomStringConvertible, Equatable {
 /// whose sensor timestamp is closest to the trigger: the one held, or the
 /// next if that is nearer. With the flash the output lights it first and
 /// takes the first frame exposed after that (not zero lag, and it says so).
-public final class PhotoOutput: CaptureOutput, @unchecked Sendable {
+///
+/// Its settings may be set from any thread while captures run: each capture
+/// reads them under their lock.
+public final class PhotoOutput: CaptureOutput, Sendable {
     public let queue = FrameQueue(policy: .latestOnly)
     public let preferredPixelFormat: PixelFormat? = .nv12
+
+    private struct Configuration {
+        var flash: (any FlashUnit)?
+        var make = "Obscura"
+        var model = "camera"
+        var rotation = 0
+        var maxBracketedCapturePhotoCount = 5
+    }
+    private let configuration = Mutex(Configuration())
+
     /// The flash; nil when the board has none (flash modes then never fire).
-    public var flash: (any FlashUnit)?
+    public var flash: (any FlashUnit)? {
+        get { configuration.withLock { $0.flash } }
+        set { configuration.withLock { $0.flash = newValue } }
+    }
     /// EXIF Make and Model.
-    public var make = "Obscura"
-    public var model = "camera"
+    public var make: String {
+        get { configuration.withLock { $0.make } }
+        set { configuration.withLock { $0.make = newValue } }
+    }
+    public var model: String {
+        get { configuration.withLock { $0.model } }
+        set { configuration.withLock { $0.model = newValue } }
+    }
     /// Clockwise rotation of the camera, for the EXIF orientation.
-    public var rotation = 0
+    public var rotation: Int {
+        get { configuration.withLock { $0.rotation } }
+        set { configuration.withLock { $0.rotation = newValue } }
+    }
     /// The most shots a bracketed capture may have.
-    public var maxBracketedCapturePhotoCount = 5
+    public var maxBracketedCapturePhotoCount: Int {
+        get { configuration.withLock { $0.maxBracketedCapturePhotoCount } }
+        set { configuration.withLock { $0.maxBracketedCapturePhotoCount = newValue } }
+    }
     /// Asks the session for the camera's raw stream beside the processed one
     /// (set before the session starts); RAW photos need it. On a Raspberry Pi
     /// the pipeline picks the sensor mode that fits the processed stream.

@@ -1,3 +1,4 @@
+import Synchronization
 import CLibDRM
 import Foundation
 import ObscuraMedia
@@ -8,7 +9,7 @@ import Glibc
 
 /// A DRM/KMS device (/dev/dri/cardN) opened by one owner. Everything here is
 /// plain libdrm; errors name the call that failed.
-public final class DRMDevice: @unchecked Sendable {
+public final class DRMDevice: Sendable {
     public let path: String
     let fd: OwnedFileDescriptor
     public let driver: String
@@ -151,14 +152,13 @@ public final class DRMDevice: @unchecked Sendable {
     }
 
     /// Property ids by object and name, looked up once (ids never change).
-    private var propertyIDs: [UInt32: [String: UInt32]] = [:]
-    private let propertyLock = NSLock()
+    private let propertyIDs = Mutex<[UInt32: [String: UInt32]]>([:])
 
     func propertyID(_ object: UInt32, type: UInt32, _ name: String) -> UInt32? {
-        propertyLock.lock()
-        defer { propertyLock.unlock() }
-        if propertyIDs[object] == nil { propertyIDs[object] = properties(of: object, type: type).mapValues(\.id) }
-        return propertyIDs[object]?[name]
+        propertyIDs.withLock { ids in
+            if ids[object] == nil { ids[object] = properties(of: object, type: type).mapValues(\.id) }
+            return ids[object]?[name]
+        }
     }
 
     public func properties(of object: UInt32, type: UInt32) -> [String: Property] {
@@ -183,7 +183,7 @@ public final class DRMDevice: @unchecked Sendable {
     // MARK: Buffers
 
     /// A framebuffer object; removed (and its GEM handles closed) on release.
-    public final class Framebuffer: @unchecked Sendable {
+    public final class Framebuffer: Sendable {
         public let id: UInt32
         let device: DRMDevice
         let handles: [UInt32]
@@ -242,6 +242,9 @@ public final class DRMDevice: @unchecked Sendable {
     }
 
     /// A CPU-writable buffer (a "dumb" buffer) with a framebuffer on it.
+    ///
+    /// `@unchecked Sendable`: every stored property is a `let`; whoever writes
+    /// the mapped pixels owns the buffer while doing so (the display's one thread).
     public final class DumbBuffer: @unchecked Sendable {
         public let size: PixelSize
         public let format: PixelFormat

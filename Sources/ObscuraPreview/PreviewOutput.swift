@@ -19,6 +19,9 @@ import Glibc
 /// copy counted. With no display, or with another process holding DRM
 /// master, it says so once and stays headless — recording is never blocked —
 /// and tries again when a display is plugged in.
+///
+/// `@unchecked Sendable`: `display` and `reported` are touched only on the
+/// `work` queue; `state` is a mutex; the flags are atomics; the rest are `let`s.
 public final class PreviewOutput: CaptureOutput, @unchecked Sendable {
     public let queue = FrameQueue(policy: .latestOnly)
     public var preferredPixelFormat: PixelFormat? { nil }
@@ -59,10 +62,10 @@ public final class PreviewOutput: CaptureOutput, @unchecked Sendable {
     private let work = DispatchQueue(label: "obscura.preview")
     private var display: Display?   // on `work`
     private var reported: String?   // on `work`
-    private let replug = Atomic<Bool>(false)
+    /// Set by the hot-plug monitor's thread: look at the display again.
+    private let replug = HotplugMonitor.Flag(false)
     private let stopped = Atomic<Bool>(false)
-    private var task: Task<Void, Never>?
-    private var hotplug: HotplugMonitor?
+    private let hotplug: HotplugMonitor?
 
     public init(device: String? = nil, connector: String? = nil, overlay: Bool = true, gravity: PreviewGravity = .fit,
                 rotation: Int = 0, destination: PreviewRect? = nil,
@@ -78,8 +81,9 @@ public final class PreviewOutput: CaptureOutput, @unchecked Sendable {
         self.destination = destination
         self.backgroundColour = backgroundColour
         self.log = log
-        hotplug = HotplugMonitor { [weak self] in self?.replug.store(true, ordering: .relaxed) }
-        task = Task.detached { [weak self] in await self?.run() }
+        let replug = replug
+        hotplug = HotplugMonitor { replug.on.store(true, ordering: .relaxed) }
+        Task.detached { [weak self] in await self?.run() }
     }
 
     deinit { stopped.store(true, ordering: .relaxed) }
@@ -143,7 +147,7 @@ public final class PreviewOutput: CaptureOutput, @unchecked Sendable {
 
     /// On `work`: a display, or headless (said once per reason).
     private func openIfNeeded() -> Bool {
-        if replug.exchange(false, ordering: .relaxed) {
+        if replug.on.exchange(false, ordering: .relaxed) {
             // Something changed on a DRM device: if our display is gone or its
             // mode changed, pick again; a headless preview tries again.
             if let d = display {
@@ -207,38 +211,39 @@ public final class PreviewOutput: CaptureOutput, @unchecked Sendable {
 /// Kernel uevents for DRM hot-plug (a display plugged in or out), read from
 /// the kernel's netlink broadcast: no udev daemon needed. The preview then
 /// checks whether its display is still connected in the same mode.
-final class HotplugMonitor: @unchecked Sendable {
-    private let fd: Int32
-    private var thread: Thread?
-    private final class Flag: Sendable { let on = Atomic<Bool>(true) }
-    private let running = Flag()
+final class HotplugMonitor: Sendable {
+    private let wakeup: Wakeup
+    private let thread: JoinableThread
+    final class Flag: Sendable {
+        let on: Atomic<Bool>
+        init(_ value: Bool) { on = Atomic(value) }
+    }
 
+    /// nil when the kernel's uevents cannot be read (the preview then only
+    /// notices a display when it restarts).
     init?(_ changed: @escaping @Sendable () -> Void) {
         let s = socket(AF_NETLINK, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 15 /* NETLINK_KOBJECT_UEVENT */)
         guard s >= 0 else { return nil }
+        let socket = OwnedFileDescriptor(adopting: s)
         // struct sockaddr_nl { sa_family_t nl_family; unsigned short nl_pad; u32 nl_pid; u32 nl_groups; }
         var address = [UInt8](repeating: 0, count: 12)
         address[0] = UInt8(AF_NETLINK & 0xff)
         address[8] = 1  // group 1: the kernel's uevents
         let bound = address.withUnsafeBytes { bind(s, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), 12) }
-        guard bound == 0 else {
-            close(s)
-            return nil
-        }
-        var tv = timeval(tv_sec: 0, tv_usec: 500_000)
-        setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        fd = s
-        let running = self.running
-        thread = Thread {
+        guard bound == 0, let wakeup = try? Wakeup() else { return nil }
+        self.wakeup = wakeup
+        // The thread holds the socket and the callback, not the monitor.
+        guard let thread = try? JoinableThread(name: "obscura-hotplug", {
             var buffer = [UInt8](repeating: 0, count: 8192)
-            while running.on.load(ordering: .relaxed) {
-                let n = recv(s, &buffer, buffer.count, 0)
+            while true {
+                guard let readable = try? wakeup.wait(for: socket.rawValue, timeout: nil), !wakeup.isSignalled else { return }
+                guard readable else { continue }
+                let n = recv(socket.rawValue, &buffer, buffer.count, Int32(MSG_DONTWAIT))
                 guard n > 0 else { continue }
                 if Self.isDisplayHotplug(Array(buffer[0..<n])) { changed() }
             }
-            close(s)
-        }
-        thread?.start()
+        }) else { return nil }
+        self.thread = thread
     }
 
     /// A uevent is NUL-separated KEY=VALUE fields after a header line. A
@@ -249,5 +254,11 @@ final class HotplugMonitor: @unchecked Sendable {
         return fields.contains("SUBSYSTEM=drm") && fields.contains("ACTION=change")
     }
 
-    func stop() { running.on.store(false, ordering: .relaxed) }
+    /// Ends the thread (woken, joined); the socket closes with it.
+    func stop() {
+        wakeup.signal()
+        thread.join()
+    }
+
+    deinit { stop() }
 }

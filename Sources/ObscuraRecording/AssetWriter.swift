@@ -21,15 +21,19 @@ import Synchronization
 ///                              │  └──error──▶ failed
 ///                              └──cancelWriting──▶ cancelled (file removed)
 /// ```
-public final class AssetWriter: @unchecked Sendable {
+public final class AssetWriter: Sendable {
     public enum Status: String, Sendable { case unknown, writing, completed, failed, cancelled }
 
     public let path: String
     public let fileType: MovieContainer
     /// Fragment length (MP4/MOV): what a killed process can lose at most.
-    public var fragmentDuration: Duration = .milliseconds(500)
+    public var fragmentDuration: Duration {
+        get { state.withLock { $0.fragmentDuration } }
+        set { state.withLock { $0.fragmentDuration = newValue } }
+    }
 
     private struct State {
+        var fragmentDuration: Duration = .milliseconds(500)
         var status = Status.unknown
         var error: String?
         var inputs: [AssetWriterInput] = []
@@ -138,7 +142,7 @@ public final class AssetWriter: @unchecked Sendable {
                     // The file starts at the first packet (a keyframe).
                     guard first.isKeyframe else { return true }
                     s.writer = try MovieWriter(path: path, container: fileType, video: parameters,
-                                               fragmentDuration: fragmentDuration)
+                                               fragmentDuration: s.fragmentDuration)
                 }
                 for packet in packets { try s.writer!.write(packet) }
                 return true
@@ -163,14 +167,20 @@ public final class AssetWriter: @unchecked Sendable {
 }
 
 /// A video track of an asset writer, with its encoder.
-public final class AssetWriterInput: @unchecked Sendable {
+public final class AssetWriterInput: Sendable {
     public let outputSettings: VideoEncoderSettings
     /// Real-time sources (a camera) get a short queue: a frame offered when
     /// the input is not ready should be dropped, not waited on.
-    public var expectsMediaDataInRealTime = true
+    public var expectsMediaDataInRealTime: Bool {
+        get { state.withLock { $0.realTime } }
+        set { state.withLock { $0.realTime = newValue } }
+    }
     public let copies = CopyCounter()
 
     private struct State {
+        var realTime = true
+        var depth: Int { realTime ? 2 : 6 }
+        weak var writer: AssetWriter?
         var pending = 0
         var finished = false
         var lastPTS: Int64 = -1
@@ -182,20 +192,20 @@ public final class AssetWriterInput: @unchecked Sendable {
     }
     private let state = Mutex(State())
     private let work = DispatchQueue(label: "obscura.asset-writer-input")
-    private weak var writer: AssetWriter?
+    private var writer: AssetWriter? { state.withLock { $0.writer } }
 
     public init(outputSettings: VideoEncoderSettings) {
         self.outputSettings = outputSettings
     }
 
-    func attach(to writer: AssetWriter) { self.writer = writer }
+    func attach(to writer: AssetWriter) { state.withLock { $0.writer = writer } }
 
     /// Frames that can be in the input at once.
-    var depth: Int { expectsMediaDataInRealTime ? 2 : 6 }
+    var depth: Int { state.withLock { $0.depth } }
 
     public var isReadyForMoreMediaData: Bool {
         guard writer?.isWriting == true else { return false }
-        return state.withLock { !$0.finished && $0.pending < depth }
+        return state.withLock { !$0.finished && $0.pending < $0.depth }
     }
 
     /// Frames appended and frames refused (not ready, too early, or out of order).
@@ -211,7 +221,7 @@ public final class AssetWriterInput: @unchecked Sendable {
         guard frame.timestampNanoseconds >= start else { return refuse() }
         let pts = Int64(frame.timestampNanoseconds - start) / 1000
         let accepted = state.withLock { s -> Bool in
-            guard !s.finished, s.pending < depth, pts > s.lastPTS else { return false }
+            guard !s.finished, s.pending < s.depth, pts > s.lastPTS else { return false }
             s.pending += 1
             s.lastPTS = pts
             return true

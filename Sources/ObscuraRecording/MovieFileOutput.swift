@@ -141,18 +141,46 @@ public enum RecordingEvent: Sendable, Equatable {
 /// its final name after a clean finish and fsync. Its queue is bounded: an
 /// encoder that falls behind drops frames (counted), never stalling the camera.
 /// Between recordings it holds no frame.
-public final class MovieFileOutput: CaptureOutput, AudioReceiver, @unchecked Sendable {
+///
+/// The limits may be set at any time, from any thread; a recording in
+/// progress reads them (under their lock) as it goes.
+public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
     public let queue = FrameQueue(policy: .bounded(4))
     public let preferredPixelFormat: PixelFormat?
-    public var maxRecordedDuration: Duration?
+    public let copies = CopyCounter()
+    /// Where recording and pre-record buffering run: a thread of the output's
+    /// own, since encoders poll their device and the file is written and
+    /// synced there (nil only if the thread could not be made: then Swift's pool).
+    private let executor = try? ThreadExecutor(name: "obscura-record")
+
+    private struct Limits {
+        var maxRecordedDuration: Duration?
+        var segmentDuration: Duration?
+        var maxRecordedFileSize: Int?
+        var minFreeDiskSpace = 32 << 20
+    }
+    private let limits = Mutex(Limits())
+
+    public var maxRecordedDuration: Duration? {
+        get { limits.withLock { $0.maxRecordedDuration } }
+        set { limits.withLock { $0.maxRecordedDuration = newValue } }
+    }
     /// When set, a new file every `segmentDuration`, starting at a keyframe:
     /// `clip.mp4` becomes `clip-0001.mp4`, `clip-0002.mp4`, … Each frame is
     /// in exactly one segment.
-    public var segmentDuration: Duration?
-    public var maxRecordedFileSize: Int?
+    public var segmentDuration: Duration? {
+        get { limits.withLock { $0.segmentDuration } }
+        set { limits.withLock { $0.segmentDuration = newValue } }
+    }
+    public var maxRecordedFileSize: Int? {
+        get { limits.withLock { $0.maxRecordedFileSize } }
+        set { limits.withLock { $0.maxRecordedFileSize = newValue } }
+    }
     /// Recording stops (reason `.diskFull`) when the disk has less free space.
-    public var minFreeDiskSpace: Int = 32 << 20
-    public let copies = CopyCounter()
+    public var minFreeDiskSpace: Int {
+        get { limits.withLock { $0.minFreeDiskSpace } }
+        set { limits.withLock { $0.minFreeDiskSpace = newValue } }
+    }
 
     private struct State {
         var task: Task<Void, Never>?
@@ -216,6 +244,10 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, @unchecked Sen
     /// What the pre-record buffer hands to a recording: the running encoder,
     /// its timeline, and the buffered packets. Ownership moves: the buffering
     /// task has ended before the recording task touches any of it.
+    ///
+    /// `@unchecked Sendable` (for the encoder, a class): no lock, since it is
+    /// never shared — the buffering task's result hands it over once, and
+    /// only the task awaiting that result uses it.
     struct Carry: @unchecked Sendable {
         let encoder: any VideoEncoder
         let epoch: UInt64
@@ -275,7 +307,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, @unchecked Sen
         guard let arm = s.preRecord else { return }
         s.handOver = false
         queue.setAccepting(true)
-        s.buffering = Task.detached { [self] in await self.buffer(arm) }
+        s.buffering = Task.detached(executorPreference: executor) { [self] in await self.buffer(arm) }
     }
 
     /// Fills the pre-record buffer until disarmed or asked to hand over.
@@ -388,7 +420,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, @unchecked Sen
             s.progress = RecordingProgress()
             queue.setAccepting(true)
             let armed = s.preRecord?.settings
-            s.task = Task.detached { [self] in
+            s.task = Task.detached(executorPreference: executor) { [self] in
                 let carry = await self.takeOverBuffer()
                 let reason = await self.run(path: path, container: container, settings: armed ?? settings,
                                             carry: carry, events: continuation)

@@ -19,7 +19,9 @@ public final class ControlServer: Sendable {
     private let thread: JoinableThread
     private let closed = Atomic<Bool>(false)
 
-    public init(path: String, group: String? = nil, handler: @escaping @Sendable (String) -> String) throws {
+    /// `handler` answers one command line; it runs as a task of its own, so
+    /// it may await the service (the server's thread never waits for it).
+    public init(path: String, group: String? = nil, handler: @escaping @Sendable (String) async -> String) throws {
         self.path = path
         let directory = (path as NSString).deletingLastPathComponent
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -60,7 +62,7 @@ public final class ControlServer: Sendable {
     }
 
     /// Answers connections until woken: the server's thread.
-    private static func serve(_ socket: OwnedFileDescriptor, _ wakeup: Wakeup, _ handler: @Sendable (String) -> String) {
+    private static func serve(_ socket: OwnedFileDescriptor, _ wakeup: Wakeup, _ handler: @escaping @Sendable (String) async -> String) {
         while true {
             guard let readable = try? wakeup.wait(for: socket.rawValue, timeout: nil), !wakeup.isSignalled else { return }
             guard readable else { continue }
@@ -77,9 +79,15 @@ public final class ControlServer: Sendable {
                 data += buffer[0..<n]
             }
             let line = String(decoding: data.prefix { $0 != 10 }, as: UTF8.self).trimmingCharacters(in: .whitespaces)
-            let reply = handler(line) + "\n"
-            _ = reply.withCString { write(client, $0, strlen($0)) }
-            Glibc.close(client)
+            // The reply is written by the task that makes it; the socket never
+            // blocks it (a client that does not read loses its reply).
+            let connection = OwnedFileDescriptor(adopting: client)
+            _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
+            Task {
+                let reply = await handler(line) + "\n"
+                _ = reply.withCString { write(connection.rawValue, $0, strlen($0)) }
+                connection.close()
+            }
         }
     }
 

@@ -14,7 +14,7 @@ extension FlashMode {
 }
 
 /// A flash (or torch) on a GPIO output line.
-public final class GPIOFlash: FlashUnit, @unchecked Sendable {
+public final class GPIOFlash: FlashUnit, Sendable {
     private let line: GPIOLine
 
     public init(_ name: GPIOLineName) throws {

@@ -116,19 +116,11 @@ public actor RecorderService {
             throw ConfigurationError(file: configuration.file, line: nil, key: "recording.partial_folder",
                                      message: "\(configuration.resolvedPartialFolder) is not on the filesystem of \(configuration.recordingsFolder); finished files are renamed across, so both must be on one filesystem")
         }
-        recoverInterrupted()
+        await recoverInterrupted()
         openGPIO()
         let service = self
         control = try ControlServer(path: configuration.controlSocket, group: "obscura") { line in
-            let reply = Mutex<String>("")
-            let done = DispatchSemaphore(value: 0)
-            Task {
-                let r = await service.command(line)
-                reply.withLock { $0 = r }
-                done.signal()
-            }
-            done.wait()
-            return reply.withLock { $0 }
+            await service.command(line)
         }
         openCamera()
         if state == .starting { enter(.idle) }
@@ -142,7 +134,15 @@ public actor RecorderService {
     /// fragmented and playable up to their last fragment: give them their
     /// final names (and checksums) so they are kept and can be fetched.
     /// Photos never finished are dropped.
-    private func recoverInterrupted() {
+    /// Blocking file work — hashing whole files, writing photos with fsync —
+    /// runs on this thread, never on the actor's executor (Swift's pool).
+    private let fileWork = try? ThreadExecutor(name: "obscura-files")
+
+    private func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await Task.detached(executorPreference: fileWork) { try body() }.value
+    }
+
+    private func recoverInterrupted() async {
         let incoming = configuration.resolvedPartialFolder
         for folder in [incoming, configuration.recordingsFolder] {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
@@ -159,7 +159,7 @@ public actor RecorderService {
                 guard !FileManager.default.fileExists(atPath: final) else { continue }
                 if rename(partial, final) == 0 {
                     log("recovered an interrupted recording: \(final)")
-                    do { try Checksum.write(for: final) } catch { log("no checksum for \(final): \(error)") }
+                    do { try await offPool { try Checksum.write(for: final) } } catch { log("no checksum for \(final): \(error)") }
                 } else {
                     log("cannot recover \(partial): \(String(cString: strerror(errno)))")
                 }
@@ -171,7 +171,8 @@ public actor RecorderService {
             let names = Set((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
             for name in names where StorageKeeper.mediaExtensions.contains((name as NSString).pathExtension.lowercased())
                 && !names.contains(name + ".sha256") {
-                do { try Checksum.write(for: folder + "/" + name) } catch { log("no checksum for \(folder)/\(name): \(error)") }
+                let file = folder + "/" + name
+                do { try await offPool { try Checksum.write(for: file) } } catch { log("no checksum for \(file): \(error)") }
             }
         }
     }
@@ -509,10 +510,11 @@ public actor RecorderService {
             for each in photos {
                 let file = stem + (each.isRawPhoto ? ".dng" : ".jpg")
                 let partial = incoming + "/" + (file as NSString).lastPathComponent + ".partial"
-                do { try Syscalls.writeDurably(each.fileDataRepresentation(), to: file, via: partial, mode: 0o640) } catch {
+                let data = each.fileDataRepresentation()
+                do { try await offPool { try Syscalls.writeDurably(data, to: file, via: partial, mode: 0o640) } } catch {
                     return .failure(PhotoFailure(message: "cannot write \(file): \(error)"))
                 }
-                try Checksum.write(for: file)
+                try await offPool { try Checksum.write(for: file) }
             }
             status.photos += 1
             let lag = photo.resolvedSettings.shutterLag.map { String(format: "%.1f ms", Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1000) } ?? "?"

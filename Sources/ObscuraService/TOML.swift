@@ -1,10 +1,12 @@
+import CTOML
 import Foundation
 
-/// The TOML Obscura's configuration and board profiles use: tables
-/// (`[a.b]`), `key = value` with strings ("basic" and 'literal'), integers,
-/// floats, booleans and arrays of them (over several lines if need be), and
-/// comments. Every value remembers its line, so errors can name file, line
-/// and key.
+/// A TOML document as Obscura's configuration and board profiles read it,
+/// parsed by toml++ (the whole of TOML 1.0). Tables — headers, dotted keys
+/// and inline tables alike — flatten to dotted keys ("gpio.buttons.record"),
+/// each value with its line, so errors can name file, line and key. Valid
+/// TOML of a kind no setting takes (dates and times, arrays of tables,
+/// tables inside arrays) is refused, naming the key, never misread.
 public struct TOMLDocument: Sendable {
     public enum Value: Sendable, Equatable {
         case string(String)
@@ -27,159 +29,120 @@ public struct TOMLDocument: Sendable {
     public let file: String
     /// Values by dotted key ("gpio.buttons.record"), with their line.
     public private(set) var values: [String: (value: Value, line: Int)] = [:]
-    /// Tables declared, with their line.
+    /// Tables, with their line.
     public private(set) var tables: [String: Int] = [:]
 
+    /// The toml++ version the parser was built with, e.g. "3.3.0".
+    public static var parserVersion: String {
+        let v = Int(ot_version())
+        return "\(v / 10000).\(v / 100 % 100).\(v % 100)"
+    }
+
     public init(file: String, text: String) throws(ConfigurationError) {
+        try self.init(file: file, bytes: Array(text.utf8))
+    }
+
+    public init(file: String, bytes: [UInt8]) throws(ConfigurationError) {
         self.file = file
-        var table = ""
-        var lines = text.components(separatedBy: "\n")[...]
-        var number = 0
-        while let raw = lines.popFirst() {
-            number += 1
-            var line = Self.stripComment(raw).trimmingCharacters(in: .whitespaces)
-            if line.isEmpty { continue }
-            if line.hasPrefix("[") {
-                guard line.hasSuffix("]"), !line.hasPrefix("[[") else {
-                    throw ConfigurationError(file: file, line: number, key: nil, message: "a table header is written [name]")
-                }
-                table = String(line.dropFirst().dropLast()).trimmingCharacters(in: .whitespaces)
-                guard !table.isEmpty, table.split(separator: ".").allSatisfy({ Self.isBareKey(String($0)) }) else {
-                    throw ConfigurationError(file: file, line: number, key: nil, message: "\"\(table)\" is not a table name")
-                }
-                if tables[table] != nil {
-                    throw ConfigurationError(file: file, line: number, key: table, message: "table defined twice")
-                }
-                tables[table] = number
-                continue
-            }
-            guard let eq = line.firstIndex(of: "=") else {
-                throw ConfigurationError(file: file, line: number, key: nil, message: "expected key = value")
-            }
-            let key = line[..<eq].trimmingCharacters(in: .whitespaces)
-            guard Self.isBareKey(key) else {
-                throw ConfigurationError(file: file, line: number, key: key, message: "keys are letters, digits, - and _")
-            }
-            let full = table.isEmpty ? key : table + "." + key
-            var valueText = line[line.index(after: eq)...].trimmingCharacters(in: .whitespaces)
-            let startLine = number
-            // An array may go on over several lines.
-            while valueText.hasPrefix("["), Self.depth(valueText) > 0, let next = lines.popFirst() {
-                number += 1
-                valueText += " " + Self.stripComment(next).trimmingCharacters(in: .whitespaces)
-            }
-            line = valueText
-            var parser = ValueParser(text: Substring(line))
-            let value: Value
-            do {
-                value = try parser.value()
-                parser.skipSpaces()
-                guard parser.atEnd else { throw ValueParser.Failure(message: "unexpected text after the value") }
-            } catch let failure as ValueParser.Failure {
-                throw ConfigurationError(file: file, line: startLine, key: full, message: failure.message)
-            } catch {
-                throw ConfigurationError(file: file, line: startLine, key: full, message: "\(error)")
-            }
-            if values[full] != nil {
-                throw ConfigurationError(file: file, line: startLine, key: full, message: "key given twice")
-            }
-            values[full] = (value, startLine)
+        let builder = Builder()
+        var message = [CChar](repeating: 0, count: 512)
+        var line: Int32 = 0, column: Int32 = 0
+        let terminated = bytes.map { CChar(bitPattern: $0) } + [0]  // never empty, so never without a base
+        let status = withExtendedLifetime(builder) {
+            ot_parse(terminated, bytes.count, { context, event in
+                guard let context, let event else { return }
+                Unmanaged<Builder>.fromOpaque(context).takeUnretainedValue().take(event.pointee)
+            }, Unmanaged.passUnretained(builder).toOpaque(), &message, message.count, &line, &column)
         }
+        if status != 0 {
+            let text = message.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            throw Self.parseError(file: file, bytes: bytes, line: Int(line), column: Int(column), message: text)
+        }
+        if let (key, line, what) = builder.unsupported {
+            throw ConfigurationError(file: file, line: line, key: key,
+                                     message: "is \(what); no setting takes one (allowed: strings, numbers, true/false, arrays of them, tables)")
+        }
+        values = builder.values
+        tables = builder.tables
+    }
+
+    /// toml++'s error, with the key of the line it is on when that line is
+    /// `key = value` (and the table it is in), and a hint for the commonest
+    /// mistake: a word without quotes.
+    static func parseError(file: String, bytes: [UInt8], line: Int, column: Int, message: String) -> ConfigurationError {
+        let lines = String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        guard line > 0, line <= lines.count else {
+            return ConfigurationError(file: file, line: line > 0 ? line : nil, key: nil, message: "not valid TOML: \(message)")
+        }
+        func stripped(_ s: Substring) -> String { s.trimmingCharacters(in: .whitespaces.union(CharacterSet(charactersIn: "\r"))) }
+        let text = stripped(lines[line - 1])
+        var key: String?, hint: String?
+        if let eq = text.firstIndex(of: "="), !text.hasPrefix("[") {
+            let name = stripped(text[..<eq])
+            if !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || "_-.".contains($0) }) {
+                let table = lines[..<(line - 1)].reversed().lazy.map(stripped).first { $0.hasPrefix("[") && !$0.hasPrefix("[[") }
+                    .map { String($0.dropFirst().prefix { $0 != "]" }).trimmingCharacters(in: .whitespaces) }
+                key = table.map { $0.isEmpty ? name : $0 + "." + name } ?? name
+                var value = stripped(text[text.index(after: eq)...])
+                if let hash = value.firstIndex(of: "#") { value = stripped(value[..<hash]) }
+                if let first = value.first, first.isLetter, value.allSatisfy({ $0.isLetter || $0.isNumber || "_-".contains($0) }),
+                   !["true", "false", "inf", "nan"].contains(value) {
+                    hint = "\"\(value)\" is not a value (strings go in quotes)"
+                }
+            }
+        }
+        return ConfigurationError(file: file, line: line, key: key,
+                                  message: hint ?? "not valid TOML: \(message)\(column > 0 ? " (column \(column))" : "")")
     }
 
     public init(contentsOf path: String) throws(ConfigurationError) {
-        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
+        guard let data = FileManager.default.contents(atPath: path) else {
             throw ConfigurationError(file: path, line: nil, key: nil, message: "cannot read the file")
         }
-        try self.init(file: path, text: text)
+        try self.init(file: path, bytes: Array(data))
     }
 
-    static func isBareKey(_ key: String) -> Bool {
-        !key.isEmpty && key.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || $0 == "-" || $0 == "_" }
-    }
+    /// Collects the parser's events: values (arrays built on a stack) and tables.
+    private final class Builder {
+        var values: [String: (value: Value, line: Int)] = [:]
+        var tables: [String: Int] = [:]
+        var unsupported: (key: String, line: Int, what: String)?
+        private var arrays: [(key: String, line: Int, items: [Value])] = []
 
-    static func stripComment(_ line: String) -> String {
-        var inBasic = false, inLiteral = false, escaped = false
-        for (i, c) in line.enumerated() {
-            if escaped { escaped = false; continue }
-            if c == "\\" && inBasic { escaped = true; continue }
-            if c == "\"" && !inLiteral { inBasic.toggle() }
-            if c == "'" && !inBasic { inLiteral.toggle() }
-            if c == "#" && !inBasic && !inLiteral { return String(line.prefix(i)) }
-        }
-        return line
-    }
-
-    static func depth(_ text: String) -> Int {
-        var d = 0, inString = false
-        for c in text {
-            if c == "\"" || c == "'" { inString.toggle() }
-            if inString { continue }
-            if c == "[" { d += 1 }
-            if c == "]" { d -= 1 }
-        }
-        return d
-    }
-
-    struct ValueParser {
-        struct Failure: Error { let message: String }
-        var text: Substring
-
-        var atEnd: Bool { text.isEmpty }
-        mutating func skipSpaces() { text = text.drop { $0 == " " || $0 == "\t" } }
-
-        mutating func value() throws(Failure) -> Value {
-            skipSpaces()
-            guard let c = text.first else { throw Failure(message: "a value is missing") }
-            switch c {
-            case "\"":
-                text = text.dropFirst()
-                var out = ""
-                while let ch = text.first {
-                    text = text.dropFirst()
-                    if ch == "\"" { return .string(out) }
-                    if ch == "\\" {
-                        guard let e = text.first else { break }
-                        text = text.dropFirst()
-                        switch e {
-                        case "n": out.append("\n")
-                        case "t": out.append("\t")
-                        case "\"": out.append("\"")
-                        case "\\": out.append("\\")
-                        default: throw Failure(message: "unknown escape \\\(e)")
-                        }
-                    } else {
-                        out.append(ch)
-                    }
-                }
-                throw Failure(message: "a string is not closed")
-            case "'":
-                text = text.dropFirst()
-                guard let end = text.firstIndex(of: "'") else { throw Failure(message: "a string is not closed") }
-                let s = String(text[..<end])
-                text = text[text.index(after: end)...]
-                return .string(s)
-            case "[":
-                text = text.dropFirst()
-                var items: [Value] = []
-                while true {
-                    skipSpaces()
-                    if text.first == "]" { text = text.dropFirst(); return .array(items) }
-                    items.append(try value())
-                    skipSpaces()
-                    if text.first == "," { text = text.dropFirst(); continue }
-                    if text.first == "]" { text = text.dropFirst(); return .array(items) }
-                    throw Failure(message: "an array needs , between items and ] at the end")
-                }
+        func take(_ event: ot_event) {
+            let key = event.key.map { String(cString: $0) } ?? ""
+            let line = Int(event.line)
+            let value: Value
+            switch event.kind {
+            case Int32(OT_TABLE.rawValue):
+                tables[key] = line
+                return
+            case Int32(OT_ARRAY_BEGIN.rawValue):
+                arrays.append((key, line, []))
+                return
+            case Int32(OT_ARRAY_END.rawValue):
+                guard let done = arrays.popLast() else { return }
+                value = .array(done.items)
+            case Int32(OT_STRING.rawValue):
+                let bytes = UnsafeRawBufferPointer(start: event.string, count: event.string_length)
+                value = .string(String(decoding: bytes, as: UTF8.self))
+            case Int32(OT_INTEGER.rawValue):
+                value = .integer(Int(event.integer))
+            case Int32(OT_FLOAT.rawValue):
+                value = .float(event.number)
+            case Int32(OT_BOOL.rawValue):
+                value = .bool(event.boolean != 0)
             default:
-                let word = text.prefix { !" \t,]".contains($0) }
-                text = text.dropFirst(word.count)
-                if word == "true" { return .bool(true) }
-                if word == "false" { return .bool(false) }
-                let digits = word.replacingOccurrences(of: "_", with: "")
-                if let i = Int(digits) { return .integer(i) }
-                if let d = Double(digits), d.isFinite { return .float(d) }
-                throw Failure(message: "\"\(word)\" is not a value (strings go in quotes)")
+                if unsupported == nil {
+                    let what = UnsafeRawBufferPointer(start: event.string, count: event.string_length)
+                    unsupported = (key, line, String(decoding: what, as: UTF8.self))
+                }
+                return
+            }
+            if arrays.isEmpty {
+                values[key] = (value, line)
+            } else {
+                arrays[arrays.count - 1].items.append(value)
             }
         }
     }
@@ -280,10 +243,15 @@ public final class TOMLReader {
         return v
     }
 
-    /// Fails on any key that was never read (a typo, or a key from elsewhere).
+    /// Fails on any key that was never read (a typo, or a key from
+    /// elsewhere), and on a table none of whose keys is a setting.
     public func rejectUnknownKeys() throws(ConfigurationError) {
         for (key, entry) in document.values.sorted(by: { $0.value.line < $1.value.line }) where !used.contains(key) {
             throw ConfigurationError(file: document.file, line: entry.line, key: key, message: "unknown key")
+        }
+        for (table, line) in document.tables.sorted(by: { $0.value < $1.value })
+        where !used.contains(where: { $0.hasPrefix(table + ".") }) {
+            throw ConfigurationError(file: document.file, line: line, key: table, message: "unknown table")
         }
     }
 }

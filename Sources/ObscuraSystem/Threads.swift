@@ -106,3 +106,70 @@ public final class Wakeup: Sendable {
         return poll(&fds, 1, 0) > 0
     }
 }
+
+/// A serial task executor on a thread of its own, for tasks whose work
+/// blocks — encoders that poll their device, writes and fsyncs to a slow
+/// card — so that it never runs on Swift's cooperative pool:
+/// `Task(executorPreference: executor) { … }` runs such a task's
+/// nonisolated code here, one job at a time.
+///
+/// The owner keeps the executor alive while any task prefers it (a task
+/// may hold it unowned); its deinit ends the thread and joins it.
+public final class ThreadExecutor: TaskExecutor, SerialExecutor, Sendable {
+    public let name: String
+    private let queue: JobQueue
+    private let thread = Mutex<JoinableThread?>(nil)
+
+    /// Jobs waiting, and whether the thread should end.
+    private final class JobQueue: Sendable {
+        let state = Mutex<(jobs: [UnownedJob], ending: Bool)>(([], false))
+        let wakeup: Wakeup
+        init(wakeup: Wakeup) { self.wakeup = wakeup }
+    }
+
+    public init(name: String) throws(SystemError) {
+        self.name = name
+        let queue = JobQueue(wakeup: try Wakeup())
+        self.queue = queue
+        // The thread runs jobs as this executor's, without holding it: the
+        // executor's deinit joins the thread before its memory goes.
+        let executor = Unmanaged.passUnretained(self)
+        let started = try JoinableThread(name: name) {
+            Self.run(queue, executor.takeUnretainedValue().asUnownedSerialExecutor(),
+                     executor.takeUnretainedValue().asUnownedTaskExecutor())
+        }
+        thread.withLock { $0 = started }
+    }
+
+    private static func run(_ queue: JobQueue, _ serial: UnownedSerialExecutor, _ task: UnownedTaskExecutor) {
+        while true {
+            let (jobs, ending) = queue.state.withLock { s in
+                defer { s.jobs.removeAll(keepingCapacity: true) }
+                return (s.jobs, s.ending)
+            }
+            for job in jobs { job.runSynchronously(isolatedTo: serial, taskExecutor: task) }
+            if jobs.isEmpty {
+                if ending { return }
+                _ = try? queue.wakeup.wait(for: nil, timeout: nil)
+                queue.wakeup.drain()
+            }
+        }
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        queue.state.withLock { $0.jobs.append(unowned) }
+        queue.wakeup.signal()
+    }
+
+    public func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
+
+    /// Whether the caller runs on this executor's thread.
+    public var isCurrent: Bool { thread.withLock { $0?.isCurrent ?? false } }
+
+    deinit {
+        queue.state.withLock { $0.ending = true }
+        queue.wakeup.signal()
+        thread.withLock { $0 }?.join()
+    }
+}

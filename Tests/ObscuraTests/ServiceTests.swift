@@ -146,6 +146,44 @@ private func write(_ text: String, _ name: String) -> String {
                 "F:2: recording.segment_seconds: must be an integer, not a string")
     }
 
+    /// What a hand-written subset got wrong, read as TOML 1.0 reads it;
+    /// valid TOML no setting takes is refused naming the key, never misread.
+    @Test func validTOMLIsReadWholeAndWhatNoSettingTakesIsRefused() throws {
+        func failure(_ text: String, profile: Bool = false) -> String {
+            let path = write(text, "bad.toml")
+            do {
+                if profile { _ = try BoardProfile(contentsOf: path) } else { _ = try ServiceConfiguration(contentsOf: path) }
+                return "no error"
+            } catch {
+                return error.description.replacingOccurrences(of: path, with: "F")
+            }
+        }
+        // An apostrophe inside a double-quoted string, in a multi-line array.
+        let a = try TOMLDocument(file: "f", text: "[encoder]\npreference = [\n  \"it's\", # one\n  'b',\n]\n")
+        #expect(a.values["encoder.preference"]?.value == .array([.string("it's"), .string("b")]))
+        #expect(a.values["encoder.preference"]?.line == 2)
+        // Escapes, inline tables, dotted keys, multi-line strings, a byte-order mark.
+        let b = try TOMLDocument(file: "f", text: "\u{FEFF}s = \"caf\\u00e9 \\U0001F4F7\\b\\r\"\ngpio = { chip = \"c\", buttons.record = \"L\" }\naudio.rate = 48_000\nm = \"\"\"\none\ntwo\"\"\"\n")
+        #expect(b.values["s"]?.value == .string("café \u{1F4F7}\u{8}\r"))
+        #expect(b.values["gpio.chip"]?.value == .string("c"))
+        #expect(b.values["gpio.buttons.record"]?.value == .string("L"))
+        #expect(b.values["audio.rate"]?.value == .integer(48_000))
+        #expect(b.values["m"]?.value == .string("one\ntwo"))
+        // Invalid TOML is refused, with its line.
+        #expect(failure("[recording]\nsegment_seconds = 20__000\n").hasPrefix("F:2: recording.segment_seconds: not valid TOML: "))
+        #expect(failure("[recording]\nfolder = \"/a\"\nfolder = \"/b\"\n").hasPrefix("F:3"))
+        #expect(failure("[recording]\n[recording]\n").hasPrefix("F:2"))
+        // A configuration saved with CRLF line endings is read, not ignored.
+        let crlf = try ServiceConfiguration(contentsOf: write("[recording]\r\nfolder = \"/srv/rec\"\r\nsegment_seconds = 60\r\n", "crlf.toml"))
+        #expect(crlf.recordingsFolder == "/srv/rec" && crlf.segmentSeconds == 60)
+        // Valid TOML of a kind no setting takes.
+        #expect(failure("[recording]\nstart = 2026-11-23T10:00:00Z\n") ==
+                "F:2: recording.start: is a date or time; no setting takes one (allowed: strings, numbers, true/false, arrays of them, tables)")
+        #expect(failure("[[board]]\nname = \"x\"\n", profile: true).hasPrefix("F:1: board: is an array of tables"))
+        #expect(failure("[recording]\nfolder = \"/a\"\n[recordings]\n") == "F:3: recordings: unknown table")
+        #expect(failure("recording = { folder = \"/a\", colour = 1 }\n") == "F:1: recording.colour: unknown key")
+    }
+
     @Test func multiLineArraysAndCommentsParse() throws {
         let doc = try TOMLDocument(file: "f", text: "# c\n[a] # table\nlist = [\n  \"x\", # one\n  'y#z',\n]\nn = 1_000\nf = 2.5\nb = true\n")
         #expect(doc.values["a.list"]?.value == .array([.string("x"), .string("y#z")]))
