@@ -183,7 +183,7 @@ public final class AssetWriterInput: Sendable {
         weak var writer: AssetWriter?
         var pending = 0
         var finished = false
-        var lastPTS: Int64 = -1
+        var timeline = RecordingTimeline()
         var encoder: LibavVideoEncoder?
         var appended = 0
         var refused = 0
@@ -218,15 +218,15 @@ public final class AssetWriterInput: Sendable {
     @discardableResult
     public func append(_ frame: VideoFrame) -> Bool {
         guard let writer, writer.isWriting, let start = writer.sessionStart else { return refuse() }
-        guard frame.timestampNanoseconds >= start else { return refuse() }
-        let pts = Int64(frame.timestampNanoseconds - start) / 1000
-        let accepted = state.withLock { s -> Bool in
-            guard !s.finished, s.pending < s.depth, pts > s.lastPTS else { return false }
+        let placed = state.withLock { s -> Int64? in
+            // The movie output's timeline stage, its epoch the session's start.
+            if s.timeline.epoch == nil { s.timeline = RecordingTimeline(epoch: start) }
+            guard !s.finished, s.pending < s.depth, let pts = s.timeline.pts(for: frame),
+                  s.timeline.place(frame, at: pts) else { return nil }
             s.pending += 1
-            s.lastPTS = pts
-            return true
+            return pts
         }
-        guard accepted else { return refuse() }
+        guard let pts = placed else { return refuse() }
         work.async { [self] in
             encode(frame, pts: pts, writer: writer)
             state.withLock { s in

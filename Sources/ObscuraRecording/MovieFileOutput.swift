@@ -250,10 +250,8 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
     /// only the task awaiting that result uses it.
     struct Carry: @unchecked Sendable {
         let encoder: any VideoEncoder
-        let epoch: UInt64
-        let lastPTS: Int64
-        let lastTimestamp: UInt64
-        let lastSequence: UInt32
+        /// The buffer's timeline goes on in the recording.
+        let timeline: RecordingTimeline
         let entries: [PreRecordBuffer.Entry]
         let trigger: UInt64
         let format: PixelFormat
@@ -313,25 +311,21 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
     /// Fills the pre-record buffer until disarmed or asked to hand over.
     private func buffer(_ arm: PreRecordArm) async -> Carry? {
         var encoder: (any VideoEncoder)?
-        var epoch: UInt64 = 0
-        var lastPTS: Int64 = -1
-        var lastTimestamp: UInt64 = 0
-        var lastSequence: UInt32 = 0
+        var timeline = RecordingTimeline()
         var format = PixelFormat.nv12
         var size = PixelSize(width: 0, height: 0)
         let ring = PreRecordBuffer(duration: arm.duration, byteLimit: arm.byteLimit)
         func reset() {
             encoder = nil
-            lastPTS = -1
+            timeline = RecordingTimeline()
             _ = ring.take(now: .max)
         }
         while true {
             let (handOver, armed) = state.withLock { ($0.handOver, $0.preRecord != nil) }
             if !armed { return nil }
             if handOver {
-                guard let encoder else { return nil }
-                return Carry(encoder: encoder, epoch: epoch, lastPTS: lastPTS, lastTimestamp: lastTimestamp,
-                             lastSequence: lastSequence, entries: ring.take(now: lastTimestamp), trigger: lastTimestamp,
+                guard let encoder, let last = timeline.lastTimestamp else { return nil }
+                return Carry(encoder: encoder, timeline: timeline, entries: ring.take(now: last), trigger: last,
                              format: format, size: size)
             }
             guard let frame = await queue.next() else {
@@ -348,21 +342,17 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                                                       preference: arm.settings.encoders, copies: copies)
                     encoder = made.encoder
                     state.withLock { $0.encoderChoice = made.choice }
-                    epoch = frame.timestampNanoseconds
+                    timeline = RecordingTimeline()  // the first frame is its epoch
                     format = frame.format
                     size = frame.size
                 }
-                guard frame.timestampNanoseconds >= epoch else { continue }
-                let pts = Int64(frame.timestampNanoseconds - epoch) / 1000
-                guard pts > lastPTS else { continue }
-                lastPTS = pts
-                lastTimestamp = frame.timestampNanoseconds
-                lastSequence = frame.sequence
+                guard let pts = timeline.pts(for: frame), timeline.place(frame, at: pts) else { continue }
                 for packet in try encoder!.encode(frame, ptsMicroseconds: pts, keyframe: false) {
-                    ring.append(packet, timestamp: epoch &+ UInt64(max(0, packet.pts)) &* 1000)
+                    ring.append(packet, timestamp: timeline.sensorTime(pts: packet.pts) ?? frame.timestampNanoseconds)
                 }
+                let newest = frame.timestampNanoseconds
                 let status = PreRecordStatus(frames: ring.count, bytes: ring.bytes,
-                                             held: ring.oldestTimestamp.map { .nanoseconds(Int64(lastTimestamp &- $0)) } ?? .zero,
+                                             held: ring.oldestTimestamp.map { .nanoseconds(Int64(newest &- $0)) } ?? .zero,
                                              groupsDroppedForBytes: ring.droppedForBytes)
                 state.withLock { $0.bufferStatus = status }
             } catch {
@@ -467,16 +457,9 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                      events: AsyncStream<RecordingEvent>.Continuation) async -> RecordingFinishReason {
         var encoder: (any VideoEncoder)? = carry?.encoder
         var writer: MovieWriter?
-        // Encoder time is camera time minus `first` minus the pauses, in µs.
-        var first: UInt64? = carry?.epoch
-        var lastPTS: Int64 = carry?.lastPTS ?? -1
-        // Pauses removed from the timeline, in nanoseconds; the last frame
-        // written and the usual distance between frames.
-        var pausedTotal: UInt64 = 0
-        var lastWritten: UInt64? = carry?.lastTimestamp
-        var lastInterval: UInt64 = 33_333_333
-        var wasPaused = false
-        var lastSequence: UInt32? = carry?.lastSequence
+        // Encoder time (µs): the pre-record buffer's timeline goes on.
+        var timeline = carry?.timeline ?? RecordingTimeline()
+        let skippedBefore = timeline.skippedFrames
         var progress = RecordingProgress()
         var lastReport = ContinuousClock.now
         // Where the file starts in encoder time (its first packet's dts is
@@ -525,9 +508,9 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                 defer { s.pendingAudio = [] }
                 return s.pendingAudio
             }
-            guard let start = first, !wasPaused, audioFormat != nil else { return }
+            guard audioFormat != nil else { return }
             for buffer in buffers {
-                let t = Int64(bitPattern: buffer.timestampNanoseconds &- start &- pausedTotal)
+                guard let t = timeline.audioTime(buffer.timestampNanoseconds) else { continue }
                 // Until the file opens (the encoder's first keyframe can take
                 // a while) the sound waits here.
                 if let audioEncoder {
@@ -543,9 +526,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
         }
 
         /// Where a file starting at `packet` has its time zero on the camera's clock.
-        func timeZero(of packet: EncodedPacket) -> UInt64? {
-            first.map { $0 &+ pausedTotal &+ UInt64(max(0, packet.dts)) * 1000 }
-        }
+        func timeZero(of packet: EncodedPacket) -> UInt64? { timeline.timeZero(dts: packet.dts) }
 
         /// Starts a new file's track with the sound kept from its time zero on.
         func replayAudio(into fresh: AudioEncoder) throws {
@@ -637,7 +618,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
         }
 
         if let carry, let made = encoder {
-            triggerPTS = Int64(carry.trigger &- carry.epoch) / 1000
+            triggerPTS = Int64(carry.trigger &- (carry.timeline.epoch ?? carry.trigger)) / 1000
             describe(made, carry.format, carry.size)
             if let firstEntry = carry.entries.first {
                 progress.preRoll = .nanoseconds(Int64(carry.trigger &- firstEntry.timestamp))
@@ -672,16 +653,8 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
             }
             if stopRequested { break }
             if state.withLock({ $0.paused }) {
-                wasPaused = true
+                timeline.framePaused()
                 continue
-            }
-            if wasPaused, let last = lastWritten, frame.timestampNanoseconds > last {
-                // The first frame after the pause follows the last one before it
-                // by one usual frame interval.
-                let gap = frame.timestampNanoseconds - last
-                if gap > lastInterval { pausedTotal += gap - lastInterval }
-                wasPaused = false
-                lastSequence = nil // frames left out while paused are not camera skips
             }
             do {
                 if encoder == nil {
@@ -691,23 +664,15 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                     state.withLock { $0.encoderChoice = made.choice }
                 }
                 if progress.size == nil { describe(encoder!, frame.format, frame.size) }
-                let start = first ?? frame.timestampNanoseconds
-                first = start
-                guard frame.timestampNanoseconds >= start &+ pausedTotal else { continue }
-                let pts = Int64(frame.timestampNanoseconds &- start &- pausedTotal) / 1000
+                // The first frame after a pause follows the last one before
+                // it by one usual frame interval.
+                guard let pts = timeline.pts(for: frame) else { continue }
                 if let max = maxRecordedDuration, pts - triggerPTS >= Int64(max.seconds * 1e6) {
                     reason = .maximumDurationReached
                     break loop
                 }
-                guard pts > lastPTS else { continue }
-                let resumed = lastSequence == nil && lastWritten != nil
-                if let last = lastSequence, frame.sequence > last &+ 1 { progress.skippedFrames += Int(frame.sequence &- last &- 1) }
-                lastSequence = frame.sequence
-                lastPTS = pts
-                if let last = lastWritten, !resumed, frame.timestampNanoseconds > last {
-                    lastInterval = frame.timestampNanoseconds - last
-                }
-                lastWritten = frame.timestampNanoseconds
+                guard timeline.place(frame, at: pts) else { continue }
+                progress.skippedFrames = timeline.skippedFrames - skippedBefore
                 var forceKeyframe = waitingForKeyframe
                 waitingForKeyframe = false
                 if writer != nil, pts >= nextBoundary, !keyframeRequested {

@@ -17,6 +17,9 @@ public final class ControlServer: Sendable {
     private let socket: OwnedFileDescriptor
     private let wakeup: Wakeup
     private let thread: JoinableThread
+    /// Where replies are made: a thread of their own, so that a command is
+    /// answered even while Swift's pool is busy.
+    private let replies: ThreadExecutor
     private let closed = Atomic<Bool>(false)
 
     /// `handler` answers one command line; it runs as a task of its own, so
@@ -47,7 +50,9 @@ public final class ControlServer: Sendable {
         let socket = OwnedFileDescriptor(adopting: fd), wakeup = try Wakeup()
         self.socket = socket
         self.wakeup = wakeup
-        thread = try JoinableThread(name: "obscura-control") { Self.serve(socket, wakeup, handler) }
+        let replies = try ThreadExecutor(name: "obscura-reply")
+        self.replies = replies
+        thread = try JoinableThread(name: "obscura-control") { Self.serve(socket, wakeup, replies, handler) }
     }
 
     static func address(_ path: String) throws -> sockaddr_un {
@@ -62,7 +67,7 @@ public final class ControlServer: Sendable {
     }
 
     /// Answers connections until woken: the server's thread.
-    private static func serve(_ socket: OwnedFileDescriptor, _ wakeup: Wakeup, _ handler: @escaping @Sendable (String) async -> String) {
+    private static func serve(_ socket: OwnedFileDescriptor, _ wakeup: Wakeup, _ replies: ThreadExecutor, _ handler: @escaping @Sendable (String) async -> String) {
         while true {
             guard let readable = try? wakeup.wait(for: socket.rawValue, timeout: nil), !wakeup.isSignalled else { return }
             guard readable else { continue }
@@ -83,7 +88,9 @@ public final class ControlServer: Sendable {
             // blocks it (a client that does not read loses its reply).
             let connection = OwnedFileDescriptor(adopting: client)
             _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
-            Task {
+            // The task holds the executor it prefers until it ends.
+            Task(executorPreference: replies) { [replies] in
+                defer { withExtendedLifetime(replies) {} }
                 let reply = await handler(line) + "\n"
                 _ = reply.withCString { write(connection.rawValue, $0, strlen($0)) }
                 connection.close()

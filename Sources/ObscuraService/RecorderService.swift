@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import ObscuraAudio
 import ObscuraCamera
 import ObscuraCapture
@@ -61,6 +62,9 @@ public actor RecorderService {
 
     let configuration: ServiceConfiguration
     let profile: BoardProfile
+    /// Leveled: journald files each line under its priority.
+    let logger: Logger
+    /// What the capture stack says (its own notes), at info.
     let log: @Sendable (String) -> Void
     let notifier = SystemdNotifier()
     let keeper: StorageKeeper
@@ -87,10 +91,11 @@ public actor RecorderService {
     private var lastAdvance = ContinuousClock.now
     private var stopping = false
 
-    public init(configuration: ServiceConfiguration, profile: BoardProfile, log: @escaping @Sendable (String) -> Void) {
+    public init(configuration: ServiceConfiguration, profile: BoardProfile, logger: Logger) {
         self.configuration = configuration
         self.profile = profile
-        self.log = log
+        self.logger = logger
+        log = { logger.info("\($0)") }
         keeper = StorageKeeper(folder: configuration.recordingsFolder, quotaBytes: configuration.quotaBytes,
                                minFreeBytes: configuration.minFreeSpaceBytes)
         status.board = profile.name
@@ -126,7 +131,7 @@ public actor RecorderService {
         if state == .starting { enter(.idle) }
         keeper.enforce()
         notifier.notify("READY=1\nSTATUS=\(statusLine)")
-        log("ready: \(profile.name), recordings in \(configuration.recordingsFolder), control socket \(configuration.controlSocket)")
+        logger.notice("ready: \(profile.name), recordings in \(configuration.recordingsFolder), control socket \(configuration.controlSocket)")
         Task { await self.housekeeping() }
     }
 
@@ -152,16 +157,16 @@ public actor RecorderService {
                 let ext = (finalName as NSString).pathExtension.lowercased()
                 guard ["mp4", "mov", "mkv"].contains(ext) else {
                     unlink(partial)
-                    log("dropped an unfinished file: \(partial)")
+                    logger.warning("dropped an unfinished file: \(partial)")
                     continue
                 }
                 let final = configuration.recordingsFolder + "/" + finalName
                 guard !FileManager.default.fileExists(atPath: final) else { continue }
                 if rename(partial, final) == 0 {
-                    log("recovered an interrupted recording: \(final)")
-                    do { try await offPool { try Checksum.write(for: final) } } catch { log("no checksum for \(final): \(error)") }
+                    logger.notice("recovered an interrupted recording: \(final)")
+                    do { try await offPool { try Checksum.write(for: final) } } catch { logger.error("no checksum for \(final): \(error)") }
                 } else {
-                    log("cannot recover \(partial): \(String(cString: strerror(errno)))")
+                    logger.error("cannot recover \(partial): \(String(cString: strerror(errno)))")
                 }
             }
         }
@@ -172,7 +177,7 @@ public actor RecorderService {
             for name in names where StorageKeeper.mediaExtensions.contains((name as NSString).pathExtension.lowercased())
                 && !names.contains(name + ".sha256") {
                 let file = folder + "/" + name
-                do { try await offPool { try Checksum.write(for: file) } } catch { log("no checksum for \(file): \(error)") }
+                do { try await offPool { try Checksum.write(for: file) } } catch { logger.error("no checksum for \(file): \(error)") }
             }
         }
     }
@@ -193,12 +198,12 @@ public actor RecorderService {
         for led in [recordLED, statusLED, flashLED] { led?.close() }
         flash = nil
         control?.close()
-        log("stopped")
+        logger.notice("stopped")
     }
 
     private func openGPIO() {
         guard let g = profile.gpio else {
-            log("the board profile wires no GPIO: control through `obscura ctl`")
+            logger.notice("the board profile wires no GPIO: control through `obscura ctl`")
             return
         }
         func button(_ line: String?, _ action: @escaping @Sendable (RecorderService) async -> Void) {
@@ -206,14 +211,14 @@ public actor RecorderService {
             do {
                 let b = try Button(name, activeLow: g.activeLowButtons, bias: g.bias, debounce: g.debounce, longPress: g.longPress)
                 buttons.append(b)
-                log("button \(name): debounced by \(b.isKernelDebounced ? "the kernel" : "software") (\(g.debounce))")
+                logger.info("button \(name): debounced by \(b.isKernelDebounced ? "the kernel" : "software") (\(g.debounce))")
                 Task { [events = b.events] in
                     for await event in events where event == .shortPress || event == .longPress {
                         await action(self)
                     }
                 }
             } catch {
-                log("button \(name) unavailable: \(error)")
+                logger.warning("button \(name) unavailable: \(error)")
                 status.lastError = "\(error)"
             }
         }
@@ -223,7 +228,7 @@ public actor RecorderService {
         func led(_ line: String?) -> LED? {
             guard let name = g.line(line) else { return nil }
             do { return try LED(name) } catch {
-                log("LED \(name) unavailable: \(error)")
+                logger.warning("LED \(name) unavailable: \(error)")
                 return nil
             }
         }
@@ -232,7 +237,7 @@ public actor RecorderService {
         flashLED = led(g.flashLED)
         flashLED?.show(flashMode.ledPattern)
         if let name = g.line(g.flashOutput) {
-            do { flash = try GPIOFlash(name) } catch { log("flash \(name) unavailable: \(error)") }
+            do { flash = try GPIOFlash(name) } catch { logger.warning("flash \(name) unavailable: \(error)") }
         }
     }
 
@@ -283,7 +288,7 @@ public actor RecorderService {
                 try device.withConfigurationLock { try $0.setActiveFormat(format) }
                 try session.setSessionPreset(.inputPriority)
             } else {
-                log("camera \(device.uniqueID) has no \(pixelFormat) \(size); using its default format")
+                logger.warning("camera \(device.uniqueID) has no \(pixelFormat) \(size); using its default format")
                 try session.setSessionPreset(.high)
             }
             try session.commitConfiguration()
@@ -299,7 +304,7 @@ public actor RecorderService {
             self.photoOutput = photo
             status.camera = device.uniqueID
             if let stream = session.activeConfiguration?.streams.first {
-                log("camera \(device.uniqueID): \(stream.pixelFormat) \(stream.size)")
+                logger.info("camera \(device.uniqueID): \(stream.pixelFormat) \(stream.size)")
             }
             Task { [events = session.events()] in
                 for await event in events { self.sessionEvent(event) }
@@ -312,8 +317,8 @@ public actor RecorderService {
 
     private func sessionEvent(_ event: CaptureSession.Event) {
         switch event {
-        case .wasInterrupted(let why): log("camera interrupted: \(why.rawValue)")
-        case .interruptionEnded: log("camera back")
+        case .wasInterrupted(let why): logger.warning("camera interrupted: \(why.rawValue)")
+        case .interruptionEnded: logger.notice("camera back")
         case .runtimeError(let e): status.lastError = e
         default: break
         }
@@ -331,10 +336,10 @@ public actor RecorderService {
             let input = try AudioDeviceInput(device: name, format: AudioFormat(sampleRate: profile.audioRate, channels: profile.audioChannels))
             try session.addInput(input)
             status.audio = "\(input.deviceName): \(input.format)"
-            log("audio from \(input.deviceName): \(input.format), \(configuration.audioCodec.rawValue) at \(configuration.audioBitRate / 1000) kbit/s")
+            logger.info("audio from \(input.deviceName): \(input.format), \(configuration.audioCodec.rawValue) at \(configuration.audioBitRate / 1000) kbit/s")
         } catch {
             status.audio = "none: \(error)"
-            log("audio: \(error); recording video only")
+            logger.warning("audio: \(error); recording video only")
         }
     }
 
@@ -348,7 +353,7 @@ public actor RecorderService {
     private func setFrameRate(_ device: CaptureDevice) -> Double {
         let wanted = configuration.frameRate ?? profile.frameRate
         guard device.isFrameDurationControlSupported else {
-            log("camera \(device.uniqueID) has no frame-rate control; it runs at its own rate (encoding plans for \(wanted) fps)")
+            logger.warning("camera \(device.uniqueID) has no frame-rate control; it runs at its own rate (encoding plans for \(wanted) fps)")
             return wanted
         }
         var rate = wanted
@@ -360,7 +365,7 @@ public actor RecorderService {
         do {
             try device.withConfigurationLock { try $0.setActiveVideoFrameRate(rate) }
         } catch {
-            log("camera \(device.uniqueID): cannot set \(rate) fps: \(error); it runs at its own rate")
+            logger.warning("camera \(device.uniqueID): cannot set \(rate) fps: \(error); it runs at its own rate")
         }
         return rate
     }
@@ -409,7 +414,7 @@ public actor RecorderService {
             currentFile = path
             recordingStarted = .now
             enter(.recording)
-            log("recording \(path)")
+            logger.notice("recording \(path)")
             recordingTask = Task { await self.follow(events) }
             return path
         } catch {
@@ -426,21 +431,20 @@ public actor RecorderService {
                 status.droppedFrames = p.droppedFrames
             case .segmentFinished(let path):
                 status.recordings += 1
-                log("segment finished: \(path)")
+                logger.info("segment finished: \(path)")
                 keeper.enforce(protecting: [])
             case .finished(let path, let reason, let p):
                 status.recordings += 1
                 status.lastRecording = path
-                log("recording finished: \(path), \(p.frames) frames, \(String(format: "%.1f", p.duration.seconds)) s, "
-                    + "dropped \(p.droppedFrames), camera skipped \(p.skippedFrames)"
-                    + (p.audio.isEmpty ? "" : ", audio \(p.audio) (\(p.audioPackets) packets, drift corrected by \(p.audioCompensatedSamples) samples)")
-                    + ", \(reason)")
+                let seconds = String(format: "%.1f", p.duration.seconds)
+                let sound = p.audio.isEmpty ? "" : ", audio \(p.audio) (\(p.audioPackets) packets, drift corrected by \(p.audioCompensatedSamples) samples)"
+                logger.notice("recording finished: \(path), \(p.frames) frames, \(seconds) s, dropped \(p.droppedFrames), camera skipped \(p.skippedFrames)\(sound), \(reason)")
                 recordingFinished(reason)
             case .started:
                 // One line: which encoder, how frames reach it, and why it was chosen.
                 if let p = movie?.progress, !p.encoder.isEmpty, p.encoder != lastEncoderLine {
                     lastEncoderLine = p.encoder
-                    log("encoder \(p.encoder); frames \(p.path) [\(p.encoderChoice)]")
+                    logger.info("encoder \(p.encoder); frames \(p.path) [\(p.encoderChoice)]")
                 }
             }
         }
@@ -475,7 +479,7 @@ public actor RecorderService {
     /// recording) into the photos folder. Returns its path.
     public func takePhoto() async -> Result<String, PhotoFailure> {
         guard let photoOutput, state != .error || session != nil else {
-            log("cannot take a photo: no camera")
+            logger.error("cannot take a photo: no camera")
             return .failure(PhotoFailure(message: "cannot take a photo: no camera"))
         }
         let previous = state
@@ -490,7 +494,7 @@ public actor RecorderService {
             var settings = PhotoSettings(jpegQuality: 90, flashMode: flashMode, thumbnailSize: PixelSize(width: 160, height: 120))
             if configuration.photoRaw {
                 settings.rawPixelFormat = photoOutput.availableRawPhotoPixelFormats.first
-                if settings.rawPixelFormat == nil { log("photo.raw is set but the camera has no raw stream: JPEG only") }
+                if settings.rawPixelFormat == nil { logger.warning("photo.raw is set but the camera has no raw stream: JPEG only") }
             }
             let photos = try await photoOutput.capturePhoto(with: settings)
             guard let photo = photos.first else { return .failure(PhotoFailure(message: "the capture gave no photo")) }
@@ -522,10 +526,10 @@ public actor RecorderService {
             let recorderDrops = recorderDropsBefore.flatMap { before in
                 movie.map { ", the recording dropped \($0.queue.drops - before) frames in the \(Int(took)) ms it took" }
             } ?? ""
-            log("photo \(path): \(photo.pixelSize), shutter lag \(lag)\(photo.resolvedSettings.flashWillFire ? ", flash" : "")\(recorderDrops)")
+            logger.notice("photo \(path): \(photo.pixelSize), shutter lag \(lag)\(photo.resolvedSettings.flashWillFire ? ", flash" : "")\(recorderDrops)")
             return .success(path)
         } catch {
-            log("photo failed: \(error)")
+            logger.error("photo failed: \(error)")
             status.lastError = "photo failed: \(error)"
             return .failure(PhotoFailure(message: "photo failed: \(error)"))
         }
@@ -545,7 +549,7 @@ public actor RecorderService {
         flashMode = mode
         status.flash = mode.rawValue
         flashLED?.show(mode.ledPattern)
-        log("flash \(mode.rawValue)")
+        logger.notice("flash \(mode.rawValue)")
     }
 
     // MARK: State
@@ -560,7 +564,7 @@ public actor RecorderService {
 
     private func fail(_ message: String) {
         // A retry that fails the same way is not news.
-        if status.lastError != message || state != .error { log(message) }
+        if status.lastError != message || state != .error { logger.error("\(message)") }
         status.lastError = message
         enter(.error)
     }
@@ -611,7 +615,7 @@ public actor RecorderService {
                     lastAdvance = .now
                 } else if ContinuousClock.now - lastAdvance >= .seconds(10) {
                     healthy = false
-                    log("the recording has not advanced for 10 s; no watchdog keep-alive")
+                    logger.error("the recording has not advanced for 10 s; no watchdog keep-alive")
                 }
             } else {
                 watchdogFrames = -1

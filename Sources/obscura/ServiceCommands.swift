@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import Logging
 import ObscuraService
 import Synchronization
 
@@ -23,7 +24,8 @@ struct RunCommand: AsyncParsableCommand {
             var configuration = try ServiceConfiguration.load(config)
             if let board { configuration.board = board }
             let profile = try BoardProfile.load(configuration.board, from: configuration.file)
-            let service = RecorderService(configuration: configuration, profile: profile, log: { Log.note($0) })
+            let logger = Logger(label: "obscura") { _ in JournalLogHandler() }
+            let service = RecorderService(configuration: configuration, profile: profile, logger: logger)
             try await service.start()
             let (signals, continuation) = AsyncStream<Int32>.makeStream()
             var sources: [any DispatchSourceSignal] = []

@@ -56,6 +56,9 @@ extension VirtualBoardTests {
             for f in $rec/*.mp4; do
                 echo "after-kill=$f frames=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
             done
+            # Each line under its priority: journald reads the <N> the service puts first.
+            journalctl -u obscura --no-pager -o cat -p notice..notice | sed 's/^/notice: /'
+            journalctl -u obscura --no-pager -o cat -p info..info | sed 's/^/info: /'
             journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | sed 's/^/journal: /'
             """, timeout: 400, options: ["--systemd"])
         let out = result.stdout
@@ -94,6 +97,13 @@ extension VirtualBoardTests {
         let killedFrames = recovered.first.flatMap { $0.split(separator: "=").last.flatMap { Int($0) } } ?? 0
         #expect(killedFrames > 40, "the killed recording plays \(killedFrames) frames")
         #expect(!out.contains(".partial"))
+        // Priorities: what happened is a notice, how it was done is info; the prefix never shows.
+        #expect(lines.contains { $0.hasPrefix("notice: obscura: ready: ") }, "\(out)")
+        #expect(lines.contains { $0.hasPrefix("notice: obscura: recording finished: ") })
+        #expect(lines.contains { $0.hasPrefix("notice: obscura: recovered an interrupted recording") })
+        #expect(lines.contains { $0.hasPrefix("info: obscura: encoder libx264") })
+        #expect(!lines.contains { $0.hasPrefix("info: obscura: ready") || $0.hasPrefix("notice: obscura: encoder") })
+        #expect(!out.contains("journal: <"))
     }
 
     @Test func theServiceShowsThePreviewAndStillRecords() throws {

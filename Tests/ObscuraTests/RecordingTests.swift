@@ -265,3 +265,38 @@ private func path(_ name: String) -> String {
         try session.stopRunning()
     }
 }
+
+@Suite struct RecordingTimelineTests {
+    private func frame(_ sequence: UInt32, ms: UInt64) -> VideoFrame {
+        VideoFrame(format: .nv12, size: PixelSize(width: 2, height: 2), planes: [], sequence: sequence,
+                   timestampNanoseconds: 1_000_000_000 + ms * 1_000_000)
+    }
+
+    /// The stage the movie output, its pre-record buffer and the asset
+    /// writer share: pauses cut out whole, camera skips counted, time never
+    /// backwards.
+    @Test func pausesAreCutSkipsCountedAndTimeNeverRunsBackwards() {
+        var t = RecordingTimeline()
+        var placed: [Int64] = []
+        func offer(_ f: VideoFrame) {
+            if let pts = t.pts(for: f), t.place(f, at: pts) { placed.append(pts) }
+        }
+        offer(frame(1, ms: 0))
+        offer(frame(2, ms: 40))
+        offer(frame(4, ms: 120))          // the camera skipped frame 3
+        offer(frame(4, ms: 120))          // the same instant again: refused
+        t.framePaused()                   // frames 5…9 arrive paused
+        offer(frame(10, ms: 400))         // resumes one usual interval (80 ms) after 120
+        offer(frame(11, ms: 440))
+        #expect(placed == [0, 40_000, 120_000, 200_000, 240_000])
+        #expect(t.skippedFrames == 1)     // the pause's frames are no camera skips
+        #expect(t.timeZero(dts: 0) == 1_000_000_000 + 200_000_000)  // the 200 ms paused are behind time zero
+        #expect(t.audioTime(1_000_000_000 + 440_000_000) == 240_000_000)
+        t.framePaused()
+        #expect(t.audioTime(1_000_000_000 + 500_000_000) == nil)   // no sound while paused
+        // With a session start as epoch, a frame from before it is refused.
+        var session = RecordingTimeline(epoch: 1_000_000_000 + 100_000_000)
+        #expect(session.pts(for: frame(1, ms: 50)) == nil)
+        #expect(session.pts(for: frame(2, ms: 150)) == 50_000)
+    }
+}

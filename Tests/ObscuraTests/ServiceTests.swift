@@ -4,6 +4,7 @@ import TestSupport
 @testable import ObscuraGPIO
 @testable import ObscuraService
 import ObscuraPhoto
+import Logging
 import ObscuraSystem
 import Synchronization
 
@@ -83,7 +84,8 @@ import Synchronization
 }
 
 private func write(_ text: String, _ name: String) -> String {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-config-\(getpid())")
+    // A folder per file: tests running side by side never share one.
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-config-\(getpid())/\(UUID().uuidString)")
     try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     let path = dir.appendingPathComponent(name).path
     _ = FileManager.default.createFile(atPath: path, contents: Data(text.utf8))
@@ -422,6 +424,7 @@ func threadNames() -> [String] {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = folder + "/control.sock"
         let before = threadNames().filter { $0 == "obscura-control" }.count
+        let repliesBefore = threadNames().filter { $0 == "obscura-reply" }.count
         var server: ControlServer? = try ControlServer(path: path) { "echo \($0)" }
         #expect(try ControlServer.send("ping", to: path) == "echo ping")
         #expect(threadNames().filter { $0 == "obscura-control" }.count == before + 1)
@@ -430,6 +433,7 @@ func threadNames() -> [String] {
         #expect(released == nil, "the server's thread kept it alive")
         #expect(!FileManager.default.fileExists(atPath: path))
         #expect(threadNames().filter { $0 == "obscura-control" }.count == before, "its thread was not joined")
+        #expect(threadNames().filter { $0 == "obscura-reply" }.count == repliesBefore, "its reply thread was not joined")
         #expect(throws: SystemError.self) { try ControlServer.send("ping", to: path) }
     }
 
@@ -448,5 +452,34 @@ func threadNames() -> [String] {
         #expect(woke.withLock { $0 })
         #expect(!threadNames().contains("obscura-test"))
         thread.join()  // once only; later calls return
+    }
+}
+
+@Suite struct JournalLogTests {
+    /// In the journal each line carries its syslog priority (journald files
+    /// the entry under it and strips it); on a terminal the line is as before.
+    @Test func linesCarryTheirPriorityToTheJournalOnly() {
+        let lines = Mutex<[String]>([])
+        let capture: @Sendable (String) -> Void = { line in lines.withLock { $0.append(line) } }
+        var journal = Logger(label: "test") { _ in JournalLogHandler(toJournal: true, write: capture) }
+        journal.logLevel = .debug
+        journal.error("cannot write /srv/a.mp4: No space left on device")
+        journal.warning("button record unavailable")
+        journal.notice("ready")
+        journal.info("camera vimc: NV12 640x480")
+        journal.debug("frame 12")
+        let terminal = Logger(label: "test") { _ in JournalLogHandler(toJournal: false, write: capture) }
+        terminal.notice("recording /srv/b.mp4\nsecond line")
+        terminal.debug("not shown at the default level")
+        #expect(lines.withLock { $0 } == [
+            "<3>obscura: cannot write /srv/a.mp4: No space left on device\n",
+            "<4>obscura: button record unavailable\n",
+            "<5>obscura: ready\n",
+            "<6>obscura: camera vimc: NV12 640x480\n",
+            "<7>obscura: frame 12\n",
+            "obscura: recording /srv/b.mp4 second line\n",
+        ])
+        // Outside systemd there is no journal stream.
+        #expect(ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil || !JournalLogHandler.standardErrorIsJournal())
     }
 }
