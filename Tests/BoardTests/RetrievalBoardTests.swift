@@ -14,7 +14,8 @@ extension VirtualBoardTests {
             k=/tmp/pull; mkdir -p $k
             rec=/var/lib/obscura/recordings
             press() { gpio-sim press $1; sleep 0.15; gpio-sim release $1; }
-            finished() { for i in $(seq 100); do [ "$(journalctl -u obscura | grep -c 'recording finished')" -ge $1 ] && break; sleep 0.2; done; }
+            # Ceilings only: each wait ends at its event (a loaded board is slow).
+            finished() { for i in $(seq 300); do [ "$(journalctl -u obscura | grep -c 'recording finished')" -ge $1 ] && break; sleep 0.2; done; }
             ssh-keygen -q -t ed25519 -N '' -f $k/hostkey
             ssh-keygen -q -t ed25519 -N '' -C puller@test -f $k/user
             obscura keys add $k/user.pub | sed 's/^/keys-add: /'
@@ -28,11 +29,13 @@ extension VirtualBoardTests {
             for i in $(seq 50); do [ -s $k/sshd.pid ] && break; sleep 0.1; done
 
             # A finished recording, a photo, and a recording in progress.
-            press record-button; sleep 4; press record-button; finished 1
-            press photo-button
-            for i in $(seq 50); do ls /var/lib/obscura/photos/*.jpg.sha256 >/dev/null 2>&1 && break; sleep 0.2; done
-            press record-button
-            for i in $(seq 300); do ls /var/lib/obscura/incoming/*.mp4.partial >/dev/null 2>&1 && break; sleep 0.1; done
+            mark() { echo "mark: $(cut -d' ' -f1 /proc/uptime) $*"; }
+            mark record; press record-button; sleep 4; mark stop; press record-button; finished 1
+            mark photo; press photo-button
+            for i in $(seq 300); do ls /var/lib/obscura/photos/*.jpg.sha256 >/dev/null 2>&1 && break; sleep 0.2; done
+            mark record; press record-button
+            for i in $(seq 600); do ls /var/lib/obscura/incoming/*.mp4.partial >/dev/null 2>&1 && break; sleep 0.1; done
+            mark waited
             ls /var/lib/obscura/incoming | sed 's/^/incoming: /'
             printf 'ls -1a /\nls -1a /recordings\nls -1a /photos\n' | sftp -b - $S obscura-fetch@127.0.0.1 2>&1 | sed 's/^/view: /'
             pull obscura-fetch@127.0.0.1 $k/dest > $k/out1 2> $k/err1; echo "pull1-rc=$?"
@@ -104,7 +107,9 @@ extension VirtualBoardTests {
             printf 'put %s /recordings/upload.txt\n' $k/upload.txt | sftp -b - $S obscura-fetch@127.0.0.1 > /dev/null 2>&1
             echo "upload-delete-mode-rc=$? bytes=$(stat -c %s $rec/upload.txt 2>/dev/null || echo none)"
             grep -E "Accepted|refused|not allowed|Connection closed" $k/sshd.log | sed 's/^/sshd: /' | head -20
-            """#, timeout: 500, options: ["--systemd"])
+            # What the service said, for a failure's message.
+            journalctl -u obscura -o short-monotonic --no-pager | sed 's/^/journal: /'
+            """#, timeout: 700, options: ["--systemd"])
         let out = result.stdout
         let lines = out.split(separator: "\n").map(String.init)
         func value(_ prefix: String) -> String? { lines.first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) } }
