@@ -38,7 +38,8 @@ public final class AssetWriter: Sendable {
         var error: String?
         var inputs: [AssetWriterInput] = []
         var sessionStart: UInt64?
-        var writer: MovieWriter?
+        /// The movie output's file stage (one file, no sound), made at the first packets.
+        var sink: SegmentedFileSink?
     }
     private let state = Mutex(State())
 
@@ -102,16 +103,16 @@ public final class AssetWriter: Sendable {
         }
         state.withLock { s in
             guard s.status == .writing else { return }
-            guard let writer = s.writer else {
+            guard let sink = s.sink, sink.isOpen else {
                 s.status = .failed
                 s.error = "nothing was appended: no frame at or after the session's start time"
                 return
             }
             do {
-                try writer.finish()
+                try sink.finish(RecordingTimeline())
                 s.status = .completed
             } catch {
-                writer.closeKeepingFragments()
+                sink.closeKeepingFragments()
                 s.status = .failed
                 s.error = "\(error)"
             }
@@ -127,8 +128,8 @@ public final class AssetWriter: Sendable {
         }
         state.withLock { s in
             s.status = .cancelled
-            if let writer = s.writer { unlink(writer.partialPath) }
-            s.writer = nil
+            if let partial = s.sink?.partialPath { unlink(partial) }
+            s.sink = nil
         }
     }
 
@@ -137,14 +138,12 @@ public final class AssetWriter: Sendable {
         state.withLock { s in
             guard s.status == .writing else { return false }
             do {
-                if s.writer == nil {
-                    guard let first = packets.first else { return true }
-                    // The file starts at the first packet (a keyframe).
-                    guard first.isKeyframe else { return true }
-                    s.writer = try MovieWriter(path: path, container: fileType, video: parameters,
-                                               fragmentDuration: s.fragmentDuration)
+                // The file opens at the first keyframe; the session's start is its time zero.
+                if s.sink == nil {
+                    s.sink = SegmentedFileSink(path: path, container: fileType, fragmentDuration: s.fragmentDuration,
+                                               startsAtFirstPacket: false)
                 }
-                for packet in packets { try s.writer!.write(packet) }
+                for packet in packets { try s.sink!.write(packet, video: parameters, timeline: RecordingTimeline()) }
                 return true
             } catch {
                 fail(&s, error)
@@ -159,16 +158,20 @@ public final class AssetWriter: Sendable {
         guard s.status == .writing else { return }
         s.status = .failed
         s.error = "\(error)"
-        s.writer?.closeKeepingFragments()
-        s.writer = nil
+        s.sink?.closeKeepingFragments()
+        s.sink = nil
     }
 
     var isWriting: Bool { status == .writing }
 }
 
-/// A video track of an asset writer, with its encoder.
+/// A video track of an asset writer, with its encoder: the movie output's
+/// encoder stage, so a V4L2 hardware encoder (importing camera dmabufs) when
+/// `encoders` prefers one, else libavcodec.
 public final class AssetWriterInput: Sendable {
     public let outputSettings: VideoEncoderSettings
+    /// Encoders to try, in order (as a movie output's `MovieSettings.encoders`).
+    public let encoders: [EncoderKind]
     /// Real-time sources (a camera) get a short queue: a frame offered when
     /// the input is not ready should be dropped, not waited on.
     public var expectsMediaDataInRealTime: Bool {
@@ -184,7 +187,9 @@ public final class AssetWriterInput: Sendable {
         var pending = 0
         var finished = false
         var timeline = RecordingTimeline()
-        var encoder: LibavVideoEncoder?
+        var encoder: (any VideoEncoder)?
+        /// Which encoder was chosen, and why.
+        var encoderChoice = ""
         var appended = 0
         var refused = 0
         var readyRequest: (DispatchQueue, @Sendable () -> Void)?
@@ -194,9 +199,15 @@ public final class AssetWriterInput: Sendable {
     private let work = DispatchQueue(label: "obscura.asset-writer-input")
     private var writer: AssetWriter? { state.withLock { $0.writer } }
 
-    public init(outputSettings: VideoEncoderSettings) {
+    public init(outputSettings: VideoEncoderSettings, encoders: [EncoderKind] = [.software]) {
         self.outputSettings = outputSettings
+        self.encoders = encoders
     }
+
+    /// The encoder in use ("libx264", "vicodec fwht (V4L2 memory-to-memory, /dev/video3)"), once the first frame came.
+    public var encoderName: String? { state.withLock { $0.encoder?.name } }
+    /// Why that encoder was chosen (the ones declined, and their reasons).
+    public var encoderChoice: String { state.withLock { $0.encoderChoice } }
 
     func attach(to writer: AssetWriter) { state.withLock { $0.writer = writer } }
 
@@ -245,13 +256,14 @@ public final class AssetWriterInput: Sendable {
 
     private func encode(_ frame: VideoFrame, pts: Int64, writer: AssetWriter) {
         do {
-            let encoder = try state.withLock { s -> LibavVideoEncoder in
+            let encoder = try state.withLock { s -> any VideoEncoder in
                 if let e = s.encoder { return e }
                 var settings = outputSettings
                 settings.size = frame.size
-                let made = try LibavVideoEncoder(settings: settings, input: frame.format, copies: copies)
-                s.encoder = made
-                return made
+                let made = try VideoEncoders.make(settings: settings, firstFrame: frame, preference: encoders, copies: copies)
+                s.encoder = made.encoder
+                s.encoderChoice = made.choice
+                return made.encoder
             }
             let packets = try encoder.encode(frame, ptsMicroseconds: pts, keyframe: false)
             if !writer.write(packets, parameters: encoder.codecParameters) { state.withLock { $0.finished = true } }

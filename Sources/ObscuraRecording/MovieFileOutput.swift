@@ -144,6 +144,24 @@ public enum RecordingEvent: Sendable, Equatable {
 ///
 /// The limits may be set at any time, from any thread; a recording in
 /// progress reads them (under their lock) as it goes.
+///
+/// One owned state machine, run on the output's own executor (never Swift's
+/// cooperative pool: encoders poll their device, files are written and
+/// synced there):
+///
+/// ```
+///  idle ──armPreRecording──▶ buffering ──startRecording──▶ recording
+///   │                       (encoder + ring,                 │  stop, a limit,
+///   │                        handed over)                    │  camera lost, error
+///   └──────────startRecording──────────────────────▶ recording
+///                                                            ▼
+///  idle (buffering again if armed) ◀── finishing: encoder drained,
+///                                      trailer, fsync, final name
+/// ```
+///
+/// A recording is made of stages, shared with `AssetWriter`: the timeline
+/// (`RecordingTimeline`), the encoder (`VideoEncoders.make`), the file
+/// (`SegmentedFileSink`) and the sound (`AudioTrack`).
 public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
     public let queue = FrameQueue(policy: .bounded(4))
     public let preferredPixelFormat: PixelFormat?
@@ -450,34 +468,25 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
         return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 
-    /// The recording loop, off the camera's thread. With `carry` (from the
-    /// pre-record buffer) the encoder is already running: its buffered
+    /// The recording loop, on the output's executor: frames from the queue
+    /// through the stages — timeline (`RecordingTimeline`), encoder, file
+    /// (`SegmentedFileSink`, with the sound stage `AudioTrack`) — until a
+    /// stop, a limit, the camera's loss or an error; then everything still
+    /// in the encoder is written and the file finished. With `carry` (from
+    /// the pre-record buffer) the encoder is already running: its buffered
     /// packets open the file and its timeline goes on.
     private func run(path: String, container: MovieContainer, settings: MovieSettings, carry: Carry?,
                      events: AsyncStream<RecordingEvent>.Continuation) async -> RecordingFinishReason {
         var encoder: (any VideoEncoder)? = carry?.encoder
-        var writer: MovieWriter?
-        // Encoder time (µs): the pre-record buffer's timeline goes on.
         var timeline = carry?.timeline ?? RecordingTimeline()
         let skippedBefore = timeline.skippedFrames
         var progress = RecordingProgress()
         var lastReport = ContinuousClock.now
-        // Where the file starts in encoder time (its first packet's dts is
-        // shifted to zero), and where the recording was asked for: limits
-        // count from there.
-        var fileBase: Int64 = 0
+        // Where the recording was asked for (encoder time, µs): limits count from there.
         var triggerPTS: Int64 = 0
         // With a running encoder but nothing buffered, the file waits for a
         // keyframe (asked for at once).
         var waitingForKeyframe = false
-        // Segments: the current one's number, where the next begins (µs of
-        // encoder time), and the pts its file starts at.
-        var segmentIndex = 1
-        let segmentLength = segmentDuration.map { Int64($0.seconds * 1e6) }
-        var nextBoundary = Int64.max
-        var keyframeRequested = false
-        var segmentBase: Int64 = 0
-        var bytesBefore = 0
         var reason: RecordingFinishReason = .stopped
         // CPU time spent inside the encoder's calls (its own threads excluded).
         var encoderCPU: UInt64 = 0
@@ -488,55 +497,10 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
         let copiesBefore = copies.copies
         let framesBefore = copies.frames
 
-        // Audio: an encoder made when the file opens (if an input is connected).
-        var audioEncoder: AudioEncoder?
-        let audioFormat = settings.recordsAudio ? state.withLock { $0.audioFormat } : nil
-        var recentAudio: [(buffer: AudioBuffer, t: Int64)] = []
-
-        // Each file has its own audio encoder whose time zero is the file's,
-        // so every segment's track starts in sync.
-        func writeAudio(_ packet: EncodedPacket) throws {
-            guard let writer, writer.hasAudio else { return }
-            guard packet.pts >= 0 else { return } // before the file's time zero (the encoder's priming)
-            try writer.writeAudio(packet)
-            progress.audioPackets += 1
-        }
-
-        /// Encodes the periods captured since the last call onto the video's timeline.
-        func pumpAudio() throws {
-            let buffers = state.withLock { s -> [AudioBuffer] in
-                defer { s.pendingAudio = [] }
-                return s.pendingAudio
-            }
-            guard audioFormat != nil else { return }
-            for buffer in buffers {
-                guard let t = timeline.audioTime(buffer.timestampNanoseconds) else { continue }
-                // Until the file opens (the encoder's first keyframe can take
-                // a while) the sound waits here.
-                if let audioEncoder {
-                    for packet in try audioEncoder.encode(buffer, ptsNanoseconds: t) { try writeAudio(packet) }
-                }
-                recentAudio.append((buffer, t))
-            }
-            // A few seconds of sound are kept for a file's start.
-            if let newest = recentAudio.last?.t, let cut = recentAudio.firstIndex(where: { newest - $0.t <= 5_000_000_000 }), cut > 0 {
-                recentAudio.removeFirst(cut)
-            }
-            if let audioEncoder { progress.audioCompensatedSamples = audioEncoder.compensatedSamples }
-        }
-
-        /// Where a file starting at `packet` has its time zero on the camera's clock.
-        func timeZero(of packet: EncodedPacket) -> UInt64? { timeline.timeZero(dts: packet.dts) }
-
-        /// Starts a new file's track with the sound kept from its time zero on.
-        func replayAudio(into fresh: AudioEncoder) throws {
-            for (buffer, t) in recentAudio
-            where t + Int64(buffer.frames) * 1_000_000_000 / Int64(buffer.format.sampleRate) > fresh.origin {
-                for p in try fresh.encode(buffer, ptsNanoseconds: t) { try writeAudio(p) }
-            }
-        }
-
-        func publish() {
+        func publish(_ sink: SegmentedFileSink) {
+            progress.frames = sink.frames
+            progress.audioPackets = sink.audio?.packets ?? 0
+            if let audio = sink.audio { progress.audioCompensatedSamples = audio.compensatedSamples }
             progress.audioDrops = state.withLock { $0.audioDrops }
             progress.encoderCPU = .nanoseconds(Int64(encoderCPU))
             progress.droppedFrames = queue.drops - dropsBefore
@@ -561,60 +525,42 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
             }
         }
 
-        /// Opens the file at `packet` (a keyframe): it becomes time zero.
-        func open(at packet: EncodedPacket, encoder: any VideoEncoder) throws {
-            fileBase = packet.dts
-            segmentBase = packet.dts
-            nextBoundary = segmentLength.map { packet.pts + $0 } ?? .max
-            if let audioFormat, container != .elementary {
-                audioEncoder = try AudioEncoder(settings: settings.audio, inputFormat: audioFormat, origin: packet.dts * 1000)
-                progress.audio = "\(audioEncoder!.name), \(audioEncoder!.sampleRate) Hz, \(audioFormat.channelDescription)"
-            }
-            if let zero = timeZero(of: packet) {
-                progress.timeZeroNanoseconds = zero
-                progress.segmentTimeZeros = [zero]
-            }
-            writer = try MovieWriter(path: segmentPath(path, segmentIndex), container: container,
-                                     video: encoder.codecParameters, fragmentDuration: settings.fragmentDuration,
-                                     partialDirectory: settings.partialDirectory, audio: audioEncoder?.codecParameters)
-            if let audioEncoder { try replayAudio(into: audioEncoder) }
-            publish()
-            events.yield(.started(path: path))
-        }
-
-        /// Writes one packet, starting the next segment at a boundary keyframe.
-        func write(_ packet: EncodedPacket, encoder: any VideoEncoder) throws {
-            if writer == nil {
-                guard packet.isKeyframe else { return }
-                try open(at: packet, encoder: encoder)
-            } else if keyframeRequested, packet.isKeyframe, packet.pts >= nextBoundary {
-                // The boundary keyframe starts the next file. Sound captured
-                // so far ends the current one; the next gets a fresh encoder.
-                try pumpAudio()
-                var fresh: AudioEncoder?
-                if let ended = audioEncoder, let format = audioFormat {
-                    for p in try ended.finish() { try writeAudio(p) }
-                    fresh = try AudioEncoder(settings: settings.audio, inputFormat: format, origin: packet.dts * 1000)
+        // The file stage; sound comes from the input's periods gathered by `receive`.
+        let audioFormat = settings.recordsAudio ? state.withLock { $0.audioFormat } : nil
+        var opened = false
+        var finishedSegments: [String] = []
+        let sink = SegmentedFileSink(
+            path: path, container: container, segmentLength: segmentDuration.map { Int64($0.seconds * 1e6) },
+            fragmentDuration: settings.fragmentDuration, partialDirectory: settings.partialDirectory,
+            audio: audioFormat.map { AudioTrack(settings: settings.audio, format: $0) },
+            sound: { [self] in
+                state.withLock { s in
+                    defer { s.pendingAudio = [] }
+                    return s.pendingAudio
                 }
-                audioEncoder = fresh
-                try writer!.finish()
-                events.yield(.segmentFinished(path: writer!.path))
-                bytesBefore += writer!.bytesWritten
-                segmentIndex += 1
-                segmentBase = packet.dts
-                if let zero = timeZero(of: packet) { progress.segmentTimeZeros.append(zero) }
-                writer = try MovieWriter(path: segmentPath(path, segmentIndex), container: container,
-                                         video: encoder.codecParameters, fragmentDuration: settings.fragmentDuration,
-                                         partialDirectory: settings.partialDirectory, audio: audioEncoder?.codecParameters)
-                // The sound from the boundary on starts the new file (the
-                // previous file's track may run a period past its video).
-                if let fresh { try replayAudio(into: fresh) }
-                nextBoundary += segmentLength ?? 0
-                keyframeRequested = false
+            },
+            changed: { change in
+                switch change {
+                case .opened: opened = true
+                case .segmentFinished(let file): finishedSegments.append(file)
+                }
+            })
+        /// Writes packets; says what the file stage did.
+        func write(_ packets: [EncodedPacket], _ made: any VideoEncoder) throws {
+            defer { report() }
+            for packet in packets { try sink.write(packet, video: made.codecParameters, timeline: timeline) }
+        }
+        func report() {
+            if opened {
+                opened = false
+                if let zero = sink.timeZeros.first { progress.timeZeroNanoseconds = zero }
+                progress.audio = sink.audio?.description ?? ""
+                publish(sink)
+                events.yield(.started(path: path))
             }
-            packet.rebase(by: segmentBase)
-            try writer!.write(packet)
-            progress.frames += 1 // one packet per frame
+            for file in finishedSegments { events.yield(.segmentFinished(path: file)) }
+            finishedSegments = []
+            progress.segmentTimeZeros = sink.timeZeros
         }
 
         if let carry, let made = encoder {
@@ -624,9 +570,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                 progress.preRoll = .nanoseconds(Int64(carry.trigger &- firstEntry.timestamp))
             }
             do {
-                for entry in carry.entries {
-                    try write(entry.packet, encoder: made)
-                }
+                try write(carry.entries.map(\.packet), made)
             } catch {
                 reason = Self.isDiskFull(error) ? .diskFull : .error("\(error)")
                 stopRecording()
@@ -663,7 +607,8 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                     encoder = made.encoder
                     state.withLock { $0.encoderChoice = made.choice }
                 }
-                if progress.size == nil { describe(encoder!, frame.format, frame.size) }
+                let made = encoder!
+                if progress.size == nil { describe(made, frame.format, frame.size) }
                 // The first frame after a pause follows the last one before
                 // it by one usual frame interval.
                 guard let pts = timeline.pts(for: frame) else { continue }
@@ -673,27 +618,21 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                 }
                 guard timeline.place(frame, at: pts) else { continue }
                 progress.skippedFrames = timeline.skippedFrames - skippedBefore
-                var forceKeyframe = waitingForKeyframe
+                let forceKeyframe = sink.needsKeyframe(at: pts) || waitingForKeyframe
                 waitingForKeyframe = false
-                if writer != nil, pts >= nextBoundary, !keyframeRequested {
-                    forceKeyframe = true
-                    keyframeRequested = true
-                }
                 let cpuBefore = Self.threadCPU()
-                let made = try encoder!.encode(frame, ptsMicroseconds: pts, keyframe: forceKeyframe)
+                let packets = try made.encode(frame, ptsMicroseconds: pts, keyframe: forceKeyframe)
                 encoderCPU &+= Self.threadCPU() &- cpuBefore
-                for packet in made {
-                    try write(packet, encoder: encoder!)
-                }
-                try pumpAudio()
-                guard let current = writer else { continue }
-                progress.duration = .microseconds(pts - fileBase)
-                progress.bytes = bytesBefore + current.bytesWritten
+                try write(packets, made)
+                try sink.takeSound(timeline)
+                guard sink.isOpen else { continue }
+                progress.duration = .microseconds(pts - sink.fileBase)
+                progress.bytes = sink.bytes
                 if let max = maxRecordedFileSize, progress.bytes >= max {
                     reason = .maximumFileSizeReached
                     break loop
                 }
-                if progress.frames % 15 == 0, let free = Self.freeSpace(directory), free < minFreeDiskSpace {
+                if sink.frames % 15 == 0, let free = Self.freeSpace(directory), free < minFreeDiskSpace {
                     reason = .diskFull
                     break loop
                 }
@@ -703,7 +642,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
             }
             if ContinuousClock.now - lastReport >= .milliseconds(500) {
                 lastReport = .now
-                publish()
+                publish(sink)
                 events.yield(.progress(progress))
             }
         }
@@ -715,35 +654,19 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                 let cpuBefore = Self.threadCPU()
                 let drained = try encoder.finish()
                 encoderCPU &+= Self.threadCPU() &- cpuBefore
-                for packet in drained {
-                    try write(packet, encoder: encoder)
-                }
-                try pumpAudio()
-                if let audioEncoder {
-                    for packet in try audioEncoder.finish() { try writeAudio(packet) }
-                    progress.audioCompensatedSamples = audioEncoder.compensatedSamples
-                }
-                if let writer {
-                    progress.bytes = bytesBefore + writer.bytesWritten
-                    try writer.finish()
-                }
+                try write(drained, encoder)
+                progress.bytes = sink.bytes
+                try sink.finish(timeline)
             } catch {
                 if reason == .stopped || reason == .maximumDurationReached {
                     reason = Self.isDiskFull(error) ? .diskFull : .error("\(error)")
                 }
-                writer?.closeKeepingFragments()
+                sink.closeKeepingFragments()
+                report()
             }
         }
-        publish()
+        publish(sink)
         return reason
-    }
-
-    /// The file of segment `index` (only numbered when segmenting).
-    private func segmentPath(_ path: String, _ index: Int) -> String {
-        guard segmentDuration != nil else { return path }
-        let ext = (path as NSString).pathExtension
-        let base = (path as NSString).deletingPathExtension
-        return base + "-" + String(format: "%04d", index) + "." + ext
     }
 
     static func freeSpace(_ directory: String) -> Int? {

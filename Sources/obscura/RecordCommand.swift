@@ -49,6 +49,8 @@ struct RecordCommand: AsyncParsableCommand {
     @Flag(help: "Show the camera on a display through KMS while recording (headless when there is none).") var preview = false
     @Option(help: "Encoder: auto (a V4L2 hardware encoder, else libavcodec), v4l2m2m (hardware only) or software.") var encoder: String = "auto"
     @Option(help: "Save the first frame as PPM (to compare with what was recorded).") var saveFrame: String?
+    @Option(help: "What records: movie-output, or asset-writer (a video data output's frames appended to an asset writer: the same encoders and files, no sound, segments or pre-record).")
+    var through: String = "movie-output"
     @Option(help: "Audio: an ALSA capture device (see `obscura devices`), auto (the first) or none. Without a usable device the recording is video only.")
     var audio: String = "none"
     @Option(help: "Audio codec: aac (mp4, mov, mkv) or opus (mkv).") var audioCodec: String = "aac"
@@ -119,6 +121,15 @@ struct RecordCommand: AsyncParsableCommand {
             guard let active, allowed.contains(active) else {
                 throw EncoderError.codecNeedsFormat(videoCodec, given: active ?? device.formats.first?.pixelFormat ?? .nv12, allowed: allowed)
             }
+        }
+        switch through {
+        case "movie-output": break
+        case "asset-writer":
+            guard preRecord == nil, segment == nil, audio == "none", saveFrame == nil, !preview, maxSize == nil else {
+                throw UserFacingError("--through asset-writer records video only: it takes no --pre-record, --segment, --audio, --save-frame, --preview or --max-size")
+            }
+            return try await recordThroughAssetWriter(device, chosen: chosen, fileType: fileType, codec: videoCodec, encoders: encoders)
+        default: throw UserFacingError("unknown --through \"\(through)\"; allowed: movie-output, asset-writer")
         }
         let session = CaptureSession(log: { Log.note($0) })
         let movie = MovieFileOutput()
@@ -290,6 +301,63 @@ final class SignalTrigger: Sendable {
 }
 
 /// Runs `stop` on SIGINT or SIGTERM and remembers which came.
+extension RecordCommand {
+    /// The same recording through the AVFoundation-style pair: frames from a
+    /// video data output (the camera's own buffers, in its format) appended
+    /// to an asset writer, whose input uses the movie output's encoder and
+    /// file stages.
+    private func recordThroughAssetWriter(_ device: CaptureDevice, chosen: Bool, fileType: MovieContainer,
+                                          codec: VideoCodec, encoders: [EncoderKind]) async throws {
+        let session = CaptureSession(log: { Log.note($0) })
+        let frames = VideoDataOutput(alwaysDiscardsLateVideoFrames: false, queueDepth: 3)
+        session.beginConfiguration()
+        try session.addInput(CaptureDeviceInput(device: device))
+        try session.addOutput(frames)
+        try session.setSessionPreset(chosen ? .inputPriority : .high)
+        try session.commitConfiguration()
+        let rate = try Self.applyFrameRate(frameRate, to: device)
+        try session.startRunning()
+        logStream(session, device)
+        var settings = try frames.recommendedVideoSettings(for: codec, fileType: fileType)
+        settings.frameRate = rate
+        if let bitRate { settings.averageBitRate = bitRate }
+        if let keyframeInterval { settings.maxKeyFrameInterval = keyframeInterval }
+        settings.preset = preset
+        settings.threads = threads
+        let writer = try AssetWriter(path: output, fileType: fileType)
+        let input = AssetWriterInput(outputSettings: settings, encoders: encoders)
+        input.expectsMediaDataInRealTime = true
+        try writer.add(input)
+        try writer.startWriting()
+        let signals = SignalStop {}
+        defer { signals.cancel() }
+        var start: UInt64?
+        var last: UInt64 = 0
+        for await frame in frames.frames {
+            if start == nil {
+                start = frame.timestampNanoseconds
+                writer.startSession(atSourceTime: frame.timestampNanoseconds)
+            }
+            if Double(frame.timestampNanoseconds &- start!) >= duration * 1e9 || signals.reason != nil { break }
+            if input.isReadyForMoreMediaData, input.append(frame) { last = frame.timestampNanoseconds }
+            if input.appendedFrameCount == 1, let name = input.encoderName {
+                Log.note("encoder \(name) [\(input.encoderChoice)]")
+            }
+        }
+        await writer.finishWriting()
+        if session.isRunning || session.isInterrupted { try session.stopRunning() }
+        if let why = signals.reason { Log.note(why) }
+        guard writer.status == .completed else {
+            throw UserFacingError("the asset writer did not finish \(output): \(writer.error ?? writer.status.rawValue)")
+        }
+        let copies = input.copies
+        print("recorded \(output) through an asset writer: \(input.appendedFrameCount) frames, \(input.encoderName ?? "?"), "
+              + String(format: "%.3f s of camera time", Double(last &- (start ?? last)) / 1e9)
+              + ", \(input.refusedFrameCount) refused (input not ready)"
+              + ", CPU copies per frame \(String(format: "%.2f", copies.frames == 0 ? 0 : Double(copies.copies) / Double(copies.frames)))")
+    }
+}
+
 final class SignalStop: Sendable {
     private final class Reason: Sendable {
         let text = Mutex<String?>(nil)

@@ -68,6 +68,25 @@ extension VirtualBoardTests {
         #expect(!out.contains("left "))
     }
 
+    /// The asset writer shares the movie output's encoder stage: appended
+    /// camera frames go into vicodec by dmabuf too, and every frame appended
+    /// decodes back.
+    @Test func theAssetWriterGetsTheHardwareEncoderToo() throws {
+        let result = try VirtualBoard.run("""
+            o=.build/debug/obscura
+            $o record --through asset-writer --encoder v4l2m2m --codec fwht --size 648x480 --duration 3 --output /tmp/w.fwht || exit 1
+            $o decode --input /tmp/w.fwht --size 648x480 --pixel-format BG24 --output /tmp/w.rgb || exit 1
+            """, timeout: 300)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let out = result.stdout, err = result.stderr
+        #expect(err.contains("encoder vicodec fwht (V4L2 memory-to-memory, /dev/video3) [hardware encoder vicodec (/dev/video3): camera dmabufs imported, no CPU copy"), "\(err)")
+        let recorded = try #require(out.split(separator: "\n").first { $0.hasPrefix("recorded /tmp/w.fwht through an asset writer: ") }.map(String.init), "\(out)")
+        #expect(recorded.contains("CPU copies per frame 0.00"), "\(recorded)")
+        let frames = try #require(Int(recorded.components(separatedBy: ": ")[1].split(separator: " ")[0]), "\(recorded)")
+        #expect(frames > 30, "\(recorded)")
+        #expect(out.contains("decoded \(frames) frames 648x480 BGR888 with vicodec (/dev/video4)"), "\(out)")
+    }
+
     @Test func withoutAHardwareH264EncoderTheRecordingFallsBackAndSaysWhy() throws {
         let result = try VirtualBoard.run("""
             .build/debug/obscura record --encoder auto --codec h264 --size 640x480 --duration 1 --output /tmp/f.mp4 || exit 1

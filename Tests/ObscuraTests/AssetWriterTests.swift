@@ -137,6 +137,7 @@ private func scratch(_ name: String) -> String {
         let video = try ProbedVideo.read(file)
         #expect(video.codec == "h264" && video.width == 640)
         #expect(video.frameCount == input.appendedFrameCount)
+        #expect(input.encoderName == "libx264", "\(input.encoderName ?? "none")")
         #expect(video.isMonotonic)
         #expect(try #require(video.frameTimes.first) < 0.04)
         // The last frame appended is the last at or before 1.5 s (a real-time

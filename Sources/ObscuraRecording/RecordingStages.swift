@@ -1,0 +1,220 @@
+import Foundation
+import ObscuraEncoding
+import ObscuraMedia
+import ObscuraMuxing
+
+/// The sound stage of a recording: captured periods placed on the video's
+/// timeline and encoded into the current file's audio track.
+///
+/// Each file has an encoder of its own whose time zero is the file's, so
+/// every segment's track starts in sync with its picture; the last few
+/// seconds of sound are kept, so that a file opening late (the video
+/// encoder's first keyframe can take a while) or a segment beginning at a
+/// boundary still has sound from its first frame.
+///
+/// Owned by one recording and used only from its executor (not Sendable).
+final class AudioTrack {
+    let settings: AudioEncoderSettings
+    let format: AudioFormat
+    /// The current file's encoder (nil until a file opens).
+    private(set) var encoder: AudioEncoder?
+    /// Recent sound on the encoder's timeline (ns), for a file's start.
+    private var recent: [(buffer: AudioBuffer, t: Int64)] = []
+    private(set) var packets = 0
+
+    init(settings: AudioEncoderSettings, format: AudioFormat) {
+        self.settings = settings
+        self.format = format
+    }
+
+    /// "aac, 48000 Hz, mono", once a file has opened.
+    var description: String? {
+        encoder.map { "\($0.name), \($0.sampleRate) Hz, \(format.channelDescription)" }
+    }
+
+    /// Samples added or removed to follow the camera's clock (current file).
+    var compensatedSamples: Int64 { encoder?.compensatedSamples ?? 0 }
+
+    /// A file begins at `origin` (ns of encoder time): a fresh encoder.
+    /// Returns its parameters for the file's audio stream.
+    func begin(at origin: Int64) throws -> CodecParameters {
+        let fresh = try AudioEncoder(settings: settings, inputFormat: format, origin: origin)
+        encoder = fresh
+        return fresh.codecParameters
+    }
+
+    /// Starts the new file's track with the sound kept from its time zero on.
+    func replay(into writer: MovieWriter) throws {
+        guard let encoder else { return }
+        for (buffer, t) in recent
+        where t + Int64(buffer.frames) * 1_000_000_000 / Int64(buffer.format.sampleRate) > encoder.origin {
+            for packet in try encoder.encode(buffer, ptsNanoseconds: t) { try write(packet, to: writer) }
+        }
+    }
+
+    /// Places periods on the timeline; encoded into `writer` when a file is
+    /// open, else kept for its start.
+    func take(_ buffers: [AudioBuffer], timeline: RecordingTimeline, writer: MovieWriter?) throws {
+        for buffer in buffers {
+            guard let t = timeline.audioTime(buffer.timestampNanoseconds) else { continue }
+            if let encoder, let writer {
+                for packet in try encoder.encode(buffer, ptsNanoseconds: t) { try write(packet, to: writer) }
+            }
+            recent.append((buffer, t))
+        }
+        if let newest = recent.last?.t, let cut = recent.firstIndex(where: { newest - $0.t <= 5_000_000_000 }), cut > 0 {
+            recent.removeFirst(cut)
+        }
+    }
+
+    /// Ends the current file's track: what the encoder still holds goes in.
+    func end(into writer: MovieWriter?) throws {
+        guard let encoder else { return }
+        for packet in try encoder.finish() {
+            if let writer { try write(packet, to: writer) }
+        }
+    }
+
+    private func write(_ packet: EncodedPacket, to writer: MovieWriter) throws {
+        guard writer.hasAudio else { return }
+        guard packet.pts >= 0 else { return } // before the file's time zero (the encoder's priming)
+        try writer.writeAudio(packet)
+        packets += 1
+    }
+}
+
+/// The file stage of a recording: encoded video (and the sound stage's
+/// packets) into crash-safe files, opened at the first keyframe, and — when
+/// segmenting — a new file at the first keyframe at or after each boundary,
+/// asked of the encoder through `needsKeyframe(at:)`. Each frame is in
+/// exactly one file.
+///
+/// Owned by one recording (or one asset writer, under its lock); not Sendable.
+final class SegmentedFileSink {
+    /// What a written packet did besides being written.
+    enum Change: Equatable {
+        case opened(path: String)
+        case segmentFinished(path: String)
+    }
+
+    let path: String
+    let container: MovieContainer
+    /// Segment length in µs of encoder time; nil: one file.
+    let segmentLength: Int64?
+    let fragmentDuration: Duration
+    let partialDirectory: String?
+    /// Whether each file's first packet is its time zero (a movie output);
+    /// else encoder time is file time (an asset writer's session start).
+    let startsAtFirstPacket: Bool
+    let audio: AudioTrack?
+    /// Sound captured since last asked (drained on each call).
+    private let sound: () -> [AudioBuffer]
+    /// Told when a file opens and when a segment's file is finished (at once,
+    /// even if the next one then fails to open).
+    private let changed: (Change) -> Void
+
+    private var writer: MovieWriter?
+    private(set) var index = 1
+    /// Encoder time (µs) of the recording's first packet's dts.
+    private(set) var fileBase: Int64 = 0
+    private var segmentBase: Int64 = 0
+    private var nextBoundary = Int64.max
+    private var keyframeRequested = false
+    private var bytesBefore = 0
+    /// Video packets written (one per frame).
+    private(set) var frames = 0
+    /// Each file's time zero on the camera's clock.
+    private(set) var timeZeros: [UInt64] = []
+
+    init(path: String, container: MovieContainer, segmentLength: Int64? = nil, fragmentDuration: Duration,
+         partialDirectory: String? = nil, startsAtFirstPacket: Bool = true, audio: AudioTrack? = nil,
+         sound: @escaping () -> [AudioBuffer] = { [] }, changed: @escaping (Change) -> Void = { _ in }) {
+        self.path = path
+        self.container = container
+        self.segmentLength = segmentLength
+        self.fragmentDuration = fragmentDuration
+        self.partialDirectory = partialDirectory
+        self.startsAtFirstPacket = startsAtFirstPacket
+        self.audio = container == .elementary ? nil : audio
+        self.sound = sound
+        self.changed = changed
+    }
+
+    var isOpen: Bool { writer != nil }
+    var partialPath: String? { writer?.partialPath }
+    /// Bytes in all files so far.
+    var bytes: Int { bytesBefore + (writer?.bytesWritten ?? 0) }
+
+    /// The file of segment `index` (numbered only when segmenting).
+    func file(_ index: Int) -> String {
+        guard segmentLength != nil else { return path }
+        let ext = (path as NSString).pathExtension
+        let base = (path as NSString).deletingPathExtension
+        return base + "-" + String(format: "%04d", index) + "." + ext
+    }
+
+    /// Whether the frame at `pts` must be encoded as a keyframe: the first
+    /// at or after a segment boundary (asked once per boundary).
+    func needsKeyframe(at pts: Int64) -> Bool {
+        guard writer != nil, pts >= nextBoundary, !keyframeRequested else { return false }
+        keyframeRequested = true
+        return true
+    }
+
+    /// Encodes the sound captured so far onto `timeline`.
+    func takeSound(_ timeline: RecordingTimeline) throws {
+        let buffers = sound()
+        try audio?.take(buffers, timeline: timeline, writer: writer)
+    }
+
+    /// Writes one video packet; before the first keyframe nothing is written.
+    func write(_ packet: EncodedPacket, video: CodecParameters, timeline: RecordingTimeline) throws {
+        if writer == nil {
+            guard packet.isKeyframe else { return }
+            fileBase = packet.dts
+            segmentBase = startsAtFirstPacket ? packet.dts : 0
+            nextBoundary = segmentLength.map { packet.pts + $0 } ?? .max
+            let sound = try audio?.begin(at: packet.dts * 1000)
+            if let zero = timeline.timeZero(dts: packet.dts) { timeZeros = [zero] }
+            let opened = try MovieWriter(path: file(index), container: container, video: video,
+                                         fragmentDuration: fragmentDuration, partialDirectory: partialDirectory, audio: sound)
+            writer = opened
+            try audio?.replay(into: opened)
+            changed(.opened(path: opened.path))
+        } else if keyframeRequested, packet.isKeyframe, packet.pts >= nextBoundary, let ending = writer {
+            // The boundary keyframe starts the next file. Sound captured so
+            // far ends the current one; the next gets a fresh encoder.
+            try takeSound(timeline)
+            try audio?.end(into: ending)
+            let sound = try audio?.begin(at: packet.dts * 1000)
+            try ending.finish()
+            bytesBefore += ending.bytesWritten
+            writer = nil
+            changed(.segmentFinished(path: ending.path))
+            index += 1
+            segmentBase = packet.dts
+            if let zero = timeline.timeZero(dts: packet.dts) { timeZeros.append(zero) }
+            let opened = try MovieWriter(path: file(index), container: container, video: video,
+                                         fragmentDuration: fragmentDuration, partialDirectory: partialDirectory, audio: sound)
+            writer = opened
+            // The sound from the boundary on starts the new file (the
+            // previous file's track may run a period past its video).
+            try audio?.replay(into: opened)
+            nextBoundary += segmentLength ?? 0
+            keyframeRequested = false
+        }
+        if segmentBase != 0 { packet.rebase(by: segmentBase) }
+        try writer!.write(packet)
+        frames += 1
+    }
+
+    /// Ends the recording: the last sound, the trailer, fsync, the final name.
+    func finish(_ timeline: RecordingTimeline) throws {
+        try takeSound(timeline)
+        try audio?.end(into: writer)
+        try writer?.finish()
+    }
+
+    /// After an error: the file keeps the fragments written (still playable).
+    func closeKeepingFragments() { writer?.closeKeepingFragments() }
+}
