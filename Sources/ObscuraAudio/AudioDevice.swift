@@ -2,7 +2,6 @@ import CALSA
 import Foundation
 import ObscuraMedia
 import ObscuraSystem
-import Synchronization
 
 /// An ALSA capture device (a USB microphone, a HAT's codec, the loopback driver).
 public struct AudioCaptureDevice: Sendable, Equatable, CustomStringConvertible {

@@ -1,7 +1,7 @@
 import CCamera
 import ObscuraMedia
 import ObscuraSystem
-import Synchronization
+import struct Synchronization.Atomic
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,7 +1,6 @@
 import ObscuraCamera
 import ObscuraMedia
 import ObscuraSystem
-import Synchronization
 
 /// A camera, in the manner of AVFoundation's capture device: identity,
 /// formats, the active format and frame durations, and controls (focus,

@@ -1,5 +1,5 @@
 import ObscuraMedia
-import Synchronization
+import ObscuraSystem
 
 /// Something a session delivers frames to. Each output owns a queue whose
 /// policy says what to drop when it falls behind, so a slow output never

@@ -3,7 +3,7 @@ import ObscuraAudio
 import ObscuraCamera
 import ObscuraMedia
 import ObscuraSystem
-import Synchronization
+import struct Synchronization.Atomic
 
 /// A capture session: one input, any number of outputs, one camera stream
 /// fanned out to every output's queue.

@@ -1,5 +1,6 @@
 import ObscuraMedia
-import Synchronization
+import ObscuraSystem
+import struct Synchronization.Atomic
 
 /// One output's queue of frames, filled on the camera's thread and drained by
 /// one consumer. Pushing never blocks: when the queue is full the policy

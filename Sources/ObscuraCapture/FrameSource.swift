@@ -1,7 +1,6 @@
 import ObscuraCamera
 import ObscuraMedia
 import ObscuraSystem
-import Synchronization
 
 /// Where a device's frames come from: a libcamera camera, or the synthetic
 /// camera used by tests. Calls come from the session, serialised.

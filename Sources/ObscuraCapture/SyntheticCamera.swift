@@ -2,7 +2,7 @@ import Dispatch
 import ObscuraCamera
 import ObscuraMedia
 import ObscuraSystem
-import Synchronization
+import struct Synchronization.Atomic
 #if canImport(Glibc)
 import Glibc
 #endif

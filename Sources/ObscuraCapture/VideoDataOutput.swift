@@ -1,7 +1,7 @@
 import Dispatch
 import ObscuraEncoding
 import ObscuraMedia
-import Synchronization
+import ObscuraSystem
 
 /// Receives frames from a video data output on a dispatch queue, like
 /// AVFoundation's sample buffer delegate.

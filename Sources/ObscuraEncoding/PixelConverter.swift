@@ -1,6 +1,6 @@
 import CFFmpeg
 import ObscuraMedia
-import Synchronization
+import ObscuraSystem
 
 /// Converts frames between pixel formats with swscale. Every conversion is a
 /// CPU copy of the whole frame and is counted.

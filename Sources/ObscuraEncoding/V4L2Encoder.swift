@@ -1,7 +1,6 @@
 import CFFmpeg
 import CV4L2
 import Foundation
-import Synchronization
 import ObscuraMedia
 import ObscuraSystem
 #if canImport(Glibc)

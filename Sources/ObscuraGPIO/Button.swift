@@ -1,6 +1,6 @@
 import Foundation
 import ObscuraSystem
-import Synchronization
+import struct Synchronization.Atomic
 
 /// What a button reports.
 public enum ButtonEvent: Sendable, Equatable {

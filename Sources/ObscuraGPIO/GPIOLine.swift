@@ -1,6 +1,5 @@
 import CGPIO
 import ObscuraSystem
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,5 @@
 import Foundation
 import ObscuraSystem
-import Synchronization
 
 /// What an LED shows.
 public enum LEDPattern: Sendable, Equatable, CustomStringConvertible {

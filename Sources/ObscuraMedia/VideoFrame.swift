@@ -1,5 +1,5 @@
 import ObscuraSystem
-import Synchronization
+import struct Synchronization.Atomic
 
 /// A size in pixels.
 public struct PixelSize: Hashable, Sendable, CustomStringConvertible, Comparable {

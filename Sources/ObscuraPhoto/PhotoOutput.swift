@@ -5,7 +5,7 @@ import ObscuraCapture
 import ObscuraEncoding
 import ObscuraMedia
 import ObscuraSystem
-import Synchronization
+import struct Synchronization.Atomic
 
 /// What to capture, like AVFoundation's photo settings.
 public struct PhotoSettings: Sendable, Equatable {

@@ -1,4 +1,4 @@
-import Synchronization
+import struct Synchronization.Atomic
 import CLibDRM
 import Foundation
 import ObscuraMedia

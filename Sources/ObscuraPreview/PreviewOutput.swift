@@ -3,7 +3,7 @@ import Foundation
 import ObscuraCapture
 import ObscuraMedia
 import ObscuraSystem
-import Synchronization
+import struct Synchronization.Atomic
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -4,7 +4,7 @@ import ObscuraCapture
 import ObscuraEncoding
 import ObscuraMedia
 import ObscuraMuxing
-import Synchronization
+import ObscuraSystem
 
 /// Writes frames the application appends into a movie file, like
 /// AVFoundation's asset writer: add an input, start writing, start the

@@ -4,7 +4,6 @@ import ObscuraEncoding
 import ObscuraMedia
 import ObscuraMuxing
 import ObscuraSystem
-import Synchronization
 
 /// How to encode a movie, like AVFoundation's output settings.
 public struct MovieSettings: Sendable, Equatable {

@@ -1,6 +1,7 @@
 import Foundation
 import ObscuraMuxing
-import Synchronization
+import ObscuraSystem
+import struct Synchronization.Atomic
 
 /// A finished file on the device: it has a checksum file beside it.
 public struct RemoteFile: Sendable, Equatable {

@@ -1,6 +1,6 @@
 import Foundation
 import ObscuraSystem
-import Synchronization
+import struct Synchronization.Atomic
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -11,7 +11,6 @@ import ObscuraPhoto
 import ObscuraPreview
 import ObscuraRecording
 import ObscuraSystem
-import Synchronization
 
 public struct PhotoFailure: Error, Sendable {
     public let message: String

@@ -1,4 +1,4 @@
-import Synchronization
+import struct Synchronization.Atomic
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,4 @@
 import CSystem
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -9,7 +9,8 @@ import ObscuraMedia
 import ObscuraMuxing
 import ObscuraPreview
 import ObscuraRecording
-import Synchronization
+import ObscuraSystem
+import struct Synchronization.Atomic
 
 struct RecordCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

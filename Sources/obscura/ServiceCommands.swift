@@ -3,7 +3,6 @@ import Dispatch
 import Foundation
 import Logging
 import ObscuraService
-import Synchronization
 
 struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,7 +2,7 @@ import Foundation
 import ObscuraCamera
 import ObscuraEncoding
 import ObscuraMuxing
-import Synchronization
+import struct Synchronization.Atomic
 import Testing
 import TestSupport
 @testable import ObscuraCapture

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import struct Synchronization.Atomic
 import Testing
 import ObscuraCamera
 @testable import ObscuraCapture

@@ -77,8 +77,10 @@ func processResources() -> (fds: Int, threads: Int, residentKiB: Int) {
         let before = processResources()
         for _ in 0..<1000 { failOpen() }
         let after = processResources()
-        #expect(after.fds == before.fds)
-        #expect(after.threads == before.threads)
+        // Nothing more than before (fewer is possible: an earlier test's
+        // threads and descriptors may still be going away meanwhile).
+        #expect(after.fds <= before.fds, "descriptors \(before.fds) → \(after.fds)")
+        #expect(after.threads <= before.threads, "threads \(before.threads) → \(after.threads)")
         // A leaked x264 context at 320x240 is over 1 MiB: 1000 of them would be a gigabyte.
         #expect(after.residentKiB - before.residentKiB < 16 * 1024, "resident \(before.residentKiB) → \(after.residentKiB) KiB")
     }

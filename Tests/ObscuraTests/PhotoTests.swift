@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import ObscuraSystem
 import Testing
 import TestSupport
 @testable import ObscuraCapture

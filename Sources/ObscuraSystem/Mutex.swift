@@ -1,0 +1,59 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A value and the lock that guards it, with the interface of the standard
+/// library's `Synchronization.Mutex` (which it shadows in every module that
+/// imports this one), built on a pthread mutex.
+///
+/// Why not the standard one: on Linux it locks through futex system calls
+/// that ThreadSanitizer cannot see, so every access it guards looks like a
+/// race to `swift test --sanitize=thread`, and real races would hide among
+/// them. pthread mutexes are what the sanitizer models; the cost is the
+/// same (glibc's mutex is a futex with a user-space fast path).
+///
+/// `@unchecked Sendable`: `value` is read and written only between
+/// `pthread_mutex_lock` and `pthread_mutex_unlock` of `mutex`.
+public final class Mutex<Value>: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    /// The value lives beside the lock, outside the object, so that its
+    /// accesses are plain memory accesses made under the lock.
+    private let value: UnsafeMutablePointer<Value>
+
+    public init(_ initialValue: sending Value) {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        // Error-checking: a thread locking what it holds traps instead of hanging.
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
+        pthread_mutex_init(mutex, &attributes)
+        pthread_mutexattr_destroy(&attributes)
+        value = .allocate(capacity: 1)
+        value.initialize(to: initialValue)
+    }
+
+    deinit {
+        value.deinitialize(count: 1)
+        value.deallocate()
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
+
+    /// Runs `body` with the value, the lock held. Not reentrant: calling
+    /// `withLock` on the same mutex inside `body` traps.
+    public func withLock<Result, E: Error>(_ body: (inout sending Value) throws(E) -> sending Result) throws(E) -> sending Result {
+        let locked = pthread_mutex_lock(mutex)
+        precondition(locked == 0, "Mutex.withLock: pthread_mutex_lock failed (\(locked)): locked again by the thread holding it")
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value.pointee)
+    }
+
+    /// As `withLock`, but nil at once (body not run) when the lock is held.
+    public func withLockIfAvailable<Result, E: Error>(_ body: (inout sending Value) throws(E) -> sending Result) throws(E) -> sending Result? {
+        guard pthread_mutex_trylock(mutex) == 0 else { return nil }
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value.pointee)
+    }
+}
