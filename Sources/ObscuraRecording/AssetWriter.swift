@@ -187,8 +187,10 @@ public final class AssetWriterInput: Sendable {
         var pending = 0
         var finished = false
         var timeline = RecordingTimeline()
+        /// Until drained by `finishWriting` (then released with the frames it held).
         var encoder: (any VideoEncoder)?
         /// Which encoder was chosen, and why.
+        var encoderName: String?
         var encoderChoice = ""
         var appended = 0
         var refused = 0
@@ -205,7 +207,7 @@ public final class AssetWriterInput: Sendable {
     }
 
     /// The encoder in use ("libx264", "vicodec fwht (V4L2 memory-to-memory, /dev/video3)"), once the first frame came.
-    public var encoderName: String? { state.withLock { $0.encoder?.name } }
+    public var encoderName: String? { state.withLock { $0.encoderName } }
     /// Why that encoder was chosen (the ones declined, and their reasons).
     public var encoderChoice: String { state.withLock { $0.encoderChoice } }
 
@@ -262,6 +264,7 @@ public final class AssetWriterInput: Sendable {
                 settings.size = frame.size
                 let made = try VideoEncoders.make(settings: settings, firstFrame: frame, preference: encoders, copies: copies)
                 s.encoder = made.encoder
+                s.encoderName = made.encoder.name
                 s.encoderChoice = made.choice
                 return made.encoder
             }
@@ -273,14 +276,27 @@ public final class AssetWriterInput: Sendable {
         }
     }
 
-    /// No more frames: the encoder is drained by `finishWriting`.
-    public func markAsFinished() { state.withLock { $0.finished = true } }
+    /// No more frames: the encoder is drained by `finishWriting`. The block
+    /// given to `requestMediaDataWhenReady` is released (it usually holds
+    /// the input).
+    public func markAsFinished() {
+        state.withLock { s in
+            s.finished = true
+            s.readyRequest = nil
+        }
+    }
 
     /// Waits for the frames in flight, then drains the encoder into the file.
     func drain() async {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             work.async { [self] in
-                if let writer, let encoder = state.withLock({ $0.encoder }) {
+                // The encoder is taken out: drained, it goes with this scope
+                // (and with it x264's memory and the frames it still held).
+                let taken = state.withLock { s -> (any VideoEncoder)? in
+                    defer { s.encoder = nil }
+                    return s.encoder
+                }
+                if let writer, let encoder = taken {
                     do {
                         _ = writer.write(try encoder.finish(), parameters: encoder.codecParameters)
                     } catch {
