@@ -42,6 +42,7 @@ public final class AssetWriter: Sendable {
         var sink: SegmentedFileSink?
     }
     private let state = Mutex(State())
+    private let finishing = DispatchQueue(label: "obscura.asset-writer")
 
     /// `fileType` nil: from the path's extension.
     public init(path: String, fileType: MovieContainer? = nil) throws {
@@ -101,20 +102,26 @@ public final class AssetWriter: Sendable {
             input.markAsFinished()
             await input.drain()
         }
-        state.withLock { s in
-            guard s.status == .writing else { return }
-            guard let sink = s.sink, sink.isOpen else {
-                s.status = .failed
-                s.error = "nothing was appended: no frame at or after the session's start time"
-                return
-            }
-            do {
-                try sink.finish(RecordingTimeline())
-                s.status = .completed
-            } catch {
-                sink.closeKeepingFragments()
-                s.status = .failed
-                s.error = "\(error)"
+        // The trailer and fsync block: on a queue of the writer's, not Swift's pool.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            finishing.async { [self] in
+                state.withLock { s in
+                    guard s.status == .writing else { return }
+                    guard let sink = s.sink, sink.isOpen else {
+                        s.status = .failed
+                        s.error = "nothing was appended: no frame at or after the session's start time"
+                        return
+                    }
+                    do {
+                        try sink.finish(RecordingTimeline())
+                        s.status = .completed
+                    } catch {
+                        sink.closeKeepingFragments()
+                        s.status = .failed
+                        s.error = "\(error)"
+                    }
+                }
+                done.resume()
             }
         }
     }
