@@ -3,7 +3,8 @@ import ObscuraMedia
 import ObscuraSystem
 
 /// Converts frames between pixel formats with swscale. Every conversion is a
-/// CPU copy of the whole frame and is counted.
+/// CPU copy of the whole frame and is counted (with the few rows staged so
+/// swscale never reads past the source's end: `SwscaleStaging`).
 public final class PixelConverter {
     private let context: OpaquePointer
     private let source: AVPixelFormat
@@ -11,6 +12,7 @@ public final class PixelConverter {
     private let sourceSize: PixelSize
     private let size: PixelSize
     private let copies: CopyCounter
+    private let staging = SwscaleStaging()
 
     /// `outputSize` scales too (area averaging when it shrinks); nil keeps the size.
     public init(from source: AVPixelFormat, to destination: AVPixelFormat, size: PixelSize, outputSize: PixelSize? = nil,
@@ -51,11 +53,12 @@ public final class PixelConverter {
             srcData[i] = plane.base.assumingMemoryBound(to: UInt8.self)
             srcStride[i] = Int32(plane.stride)
         }
-        let rows = withUnsafeMutableBytes(of: &out.pointee.data) { data in
+        let (rows, staged) = withUnsafeMutableBytes(of: &out.pointee.data) { data in
             withUnsafeMutableBytes(of: &out.pointee.linesize) { lines in
-                sws_scale(context, srcData, srcStride, 0, Int32(sourceSize.height),
-                          data.bindMemory(to: UnsafeMutablePointer<UInt8>?.self).baseAddress,
-                          lines.bindMemory(to: Int32.self).baseAddress)
+                staging.scale(context, format: source, width: sourceSize.width, height: sourceSize.height,
+                              source: srcData, strides: srcStride,
+                              destination: data.bindMemory(to: UnsafeMutablePointer<UInt8>?.self).baseAddress!,
+                              destinationStrides: lines.bindMemory(to: Int32.self).baseAddress!)
             }
         }
         if rows < 0 {
@@ -63,7 +66,7 @@ public final class PixelConverter {
             av_frame_free(&f)
             throw FFmpegError(call: "sws_scale", code: rows)
         }
-        copies.recordCopy(bytes: Int(av_image_get_buffer_size(destination, Int32(size.width), Int32(size.height), 1)))
+        copies.recordCopy(bytes: Int(av_image_get_buffer_size(destination, Int32(size.width), Int32(size.height), 1)) + staged)
         return out
     }
 

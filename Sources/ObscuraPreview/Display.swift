@@ -1,5 +1,6 @@
 import CFFmpeg
 import CLibDRM
+import ObscuraEncoding
 import ObscuraMedia
 import ObscuraSystem
 #if canImport(Glibc)
@@ -52,6 +53,7 @@ final class Display {
     private var refused: Set<String> = []
     private var scaler: OpaquePointer?
     private var rotated: [UInt32] = []
+    private let staging = SwscaleStaging()
     /// What is on screen, held until the commit that replaces it returns.
     private var onScreen: (VideoFrame?, DRMDevice.Framebuffer?)
     private var primaryShowsFrame = false
@@ -264,18 +266,24 @@ final class Display {
             if rotation % 360 == 0 {
                 var dst: [UnsafeMutablePointer<UInt8>?] = [(buffer.mapping.base + rect.y * buffer.pitch + rect.x * 4).assumingMemoryBound(to: UInt8.self), nil, nil, nil]
                 var dstStride: [Int32] = [Int32(buffer.pitch), 0, 0, 0]
-                rows = sws_scale(scaler, src, srcStride, 0, Int32(crop.height), &dst, &dstStride)
-                copies.recordCopy(bytes: outW * outH * 4)
+                let (written, staged) = staging.scale(scaler, format: av_get_pix_fmt(name), width: crop.width, height: crop.height,
+                                                      source: src, strides: srcStride, destination: &dst, destinationStrides: &dstStride)
+                rows = written
+                copies.recordCopy(bytes: outW * outH * 4 + staged)
             } else {
                 if rotated.count != outW * outH { rotated = [UInt32](repeating: 0, count: outW * outH) }
+                var stagedBytes = 0
                 try rotated.withUnsafeMutableBufferPointer { temp in
                     var dst: [UnsafeMutablePointer<UInt8>?] = [UnsafeMutableRawPointer(temp.baseAddress!).assumingMemoryBound(to: UInt8.self), nil, nil, nil]
                     var dstStride: [Int32] = [Int32(outW * 4), 0, 0, 0]
-                    rows = sws_scale(scaler, src, srcStride, 0, Int32(crop.height), &dst, &dstStride)
+                    let (written, staged) = staging.scale(scaler, format: av_get_pix_fmt(name), width: crop.width, height: crop.height,
+                                                          source: src, strides: srcStride, destination: &dst, destinationStrides: &dstStride)
+                    rows = written
+                    stagedBytes = staged
                     guard rows > 0 else { throw PreviewError.unsupported("sws_scale failed: \(rows)") }
                     Self.rotate(temp, width: outW, height: outH, by: rotation, into: buffer, at: rect)
                 }
-                copies.recordCopy(bytes: outW * outH * 4)
+                copies.recordCopy(bytes: outW * outH * 4 + stagedBytes)
                 copies.recordCopy(bytes: outW * outH * 4)
             }
         }
