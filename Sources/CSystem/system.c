@@ -4,6 +4,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <pthread.h>
 #include <string.h>
 #include <errno.h>
@@ -41,4 +42,9 @@ int obscura_name_thread(pthread_t thread, const char *name)
     strncpy(cut, name, sizeof(cut) - 1);
     cut[sizeof(cut) - 1] = 0;
     return pthread_setname_np(thread, cut);
+}
+
+int obscura_accept(int fd)
+{
+    return accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }

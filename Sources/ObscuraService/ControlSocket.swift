@@ -9,9 +9,12 @@ import Glibc
 /// command line and reads one reply line (JSON), then the connection ends.
 /// Access is by file permissions: the socket is 0660, owned by the service's
 /// group, so members of that group (and root) may control the recorder.
-/// Connections are served one at a time on a thread of its own, which holds
-/// the socket and the handler but not the server; `close()` (or deinit)
-/// wakes it, joins it, then closes the socket.
+/// Connections are read side by side on a thread of its own (one poll over
+/// all of them), which holds the socket and the handler but not the server;
+/// `close()` (or deinit) wakes it, joins it, then closes the socket. A client
+/// cannot hold up another: each has `lineDeadline` to send a line of at most
+/// `maxLineBytes`, replies never block, and a client that hangs up before its
+/// reply raises no SIGPIPE.
 public final class ControlServer: Sendable {
     public let path: String
     private let socket: OwnedFileDescriptor
@@ -29,7 +32,8 @@ public final class ControlServer: Sendable {
         let directory = (path as NSString).deletingLastPathComponent
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         unlink(path)
-        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        // Non-blocking: the server's thread accepts until none is left.
+        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw SystemError.errno("socket", "AF_UNIX") }
         var address = try Self.address(path)
         let bound = withUnsafePointer(to: &address) {
@@ -42,7 +46,7 @@ public final class ControlServer: Sendable {
         }
         chmod(path, 0o660)
         if let group, let g = getgrnam(group) { chown(path, getuid(), g.pointee.gr_gid) }
-        guard listen(fd, 8) == 0 else {
+        guard listen(fd, SOMAXCONN) == 0 else {
             let e = SystemError.errno("listen", path)
             Glibc.close(fd)
             throw e
@@ -66,36 +70,108 @@ public final class ControlServer: Sendable {
         return address
     }
 
-    /// Answers connections until woken: the server's thread.
-    private static func serve(_ socket: OwnedFileDescriptor, _ wakeup: Wakeup, _ replies: ThreadExecutor, _ handler: @escaping @Sendable (String) async -> String) {
+    /// The longest command line, in bytes (a longer one is refused).
+    public static let maxLineBytes = 1024
+    /// How long a client has to send its line after connecting.
+    public static let lineDeadline: Duration = .seconds(1)
+    /// Clients waiting to send a line at once; a new one beyond this pushes
+    /// out the one that has waited longest.
+    public static let maxWaitingClients = 256
+
+    /// A client that has connected and not yet sent its whole line.
+    private struct Waiting {
+        let connection: OwnedFileDescriptor
+        var data: [UInt8] = []
+        let deadline: ContinuousClock.Instant
+    }
+
+    /// Answers connections until woken: the server's thread. Every client is
+    /// read side by side in one poll, so a silent or slow client delays no
+    /// other; each has `lineDeadline` to send one line (LF or CRLF, at most
+    /// `maxLineBytes`). Replies are sent by the task that makes them, never
+    /// blocking and never raising SIGPIPE.
+    private static func serve(_ socket: OwnedFileDescriptor, _ wakeup: Wakeup, _ replies: ThreadExecutor,
+                              _ handler: @escaping @Sendable (String) async -> String) {
+        let clock = ContinuousClock()
+        var waiting: [Waiting] = []
+        var buffer = [UInt8](repeating: 0, count: 512)
         while true {
-            guard let readable = try? wakeup.wait(for: socket.rawValue, timeout: nil), !wakeup.isSignalled else { return }
-            guard readable else { continue }
-            let client = accept(socket.rawValue, nil, nil)
-            if client < 0 { continue }  // EINTR, or a client that went away (ECONNABORTED)
-            _ = fcntl(client, F_SETFD, FD_CLOEXEC)
-            var timeout = timeval(tv_sec: 2, tv_usec: 0)
-            setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            var data = [UInt8]()
-            var buffer = [UInt8](repeating: 0, count: 512)
-            while !data.contains(10), data.count < 4096 {
-                let n = read(client, &buffer, buffer.count)
-                if n <= 0 { break }
-                data += buffer[0..<n]
+            var fds = [pollfd(fd: wakeup.fd, events: Int16(POLLIN), revents: 0),
+                       pollfd(fd: socket.rawValue, events: Int16(POLLIN), revents: 0)]
+            fds += waiting.map { pollfd(fd: $0.connection.rawValue, events: Int16(POLLIN), revents: 0) }
+            let now = clock.now
+            let timeout: Int32 = waiting.map(\.deadline).min().map { deadline in
+                let left = now.duration(to: deadline)
+                return Int32(clamping: max(0, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1))
+            } ?? -1
+            if poll(&fds, nfds_t(fds.count), timeout) < 0 {
+                if errno == EINTR { continue }
+                return
             }
-            let line = String(decoding: data.prefix { $0 != 10 }, as: UTF8.self).trimmingCharacters(in: .whitespaces)
-            // The reply is written by the task that makes it; the socket never
-            // blocks it (a client that does not read loses its reply).
-            let connection = OwnedFileDescriptor(adopting: client)
-            _ = fcntl(client, F_SETFL, fcntl(client, F_GETFL) | O_NONBLOCK)
-            // The task holds the executor it prefers until it ends.
-            Task(executorPreference: replies) { [replies] in
-                defer { withExtendedLifetime(replies) {} }
-                let reply = await handler(line) + "\n"
-                _ = reply.withCString { write(connection.rawValue, $0, strlen($0)) }
-                connection.close()
+            if fds[0].revents != 0 { return }  // close(): the waiting clients are closed with their descriptors
+            let after = clock.now
+            var still: [Waiting] = []
+            for (index, var client) in waiting.enumerated() {
+                if fds[index + 2].revents != 0 {
+                    let n = read(client.connection.rawValue, &buffer, buffer.count)
+                    if n > 0 {
+                        client.data += buffer[0..<n]
+                        if let newline = client.data.firstIndex(of: 10), newline <= maxLineBytes {
+                            answer(Array(client.data[..<newline]), on: client.connection, replies, handler)
+                            continue
+                        }
+                        if client.data.count > maxLineBytes {
+                            refuse(client.connection, "the command line is longer than \(maxLineBytes) bytes")
+                            continue
+                        }
+                    } else if n == 0 {
+                        // The client ended its side: what it sent is its line.
+                        if !client.data.isEmpty { answer(client.data, on: client.connection, replies, handler) }
+                        continue
+                    } else if errno != EAGAIN && errno != EINTR {
+                        continue  // gone: its descriptor closes here
+                    }
+                }
+                if after >= client.deadline {
+                    refuse(client.connection, "no command line within \(lineDeadline)")
+                    continue
+                }
+                still.append(client)
+            }
+            waiting = still
+            guard fds[1].revents & Int16(POLLIN) != 0 else { continue }
+            while true {
+                let fd = acceptConnection(socket.rawValue)
+                if fd < 0 { break }  // EAGAIN: none left; ECONNABORTED: one that went away
+                waiting.append(Waiting(connection: OwnedFileDescriptor(adopting: fd), deadline: after + lineDeadline))
+                if waiting.count > maxWaitingClients { waiting.removeFirst() }
             }
         }
+    }
+
+    /// Runs the handler for one line (a trailing CR and blanks are dropped)
+    /// and sends its reply.
+    private static func answer(_ bytes: [UInt8], on connection: OwnedFileDescriptor, _ replies: ThreadExecutor,
+                               _ handler: @escaping @Sendable (String) async -> String) {
+        let line = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        // The task holds the executor it prefers until it ends.
+        Task(executorPreference: replies) { [replies] in
+            defer { withExtendedLifetime(replies) {} }
+            send(await handler(line), to: connection)
+        }
+    }
+
+    private static func refuse(_ connection: OwnedFileDescriptor, _ why: String) {
+        send(#"{"message":"\#(why)","ok":false}"#, to: connection)
+    }
+
+    /// One reply line, without blocking (a client that does not read loses
+    /// it) and without SIGPIPE (one that has gone costs nothing); then the
+    /// connection ends.
+    private static func send(_ reply: String, to connection: OwnedFileDescriptor) {
+        let line = reply + "\n"
+        _ = line.withCString { Glibc.send(connection.rawValue, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+        connection.close()
     }
 
     /// Stops answering: the thread is woken and joined (a connection being

@@ -122,6 +122,9 @@ public actor RecorderService {
         }
         await recoverInterrupted()
         openGPIO()
+        // A control client that hangs up before its reply must not stop the
+        // recorder (replies are sent with MSG_NOSIGNAL too).
+        signal(SIGPIPE, SIG_IGN)
         let service = self
         control = try ControlServer(path: configuration.controlSocket, group: "obscura") { line in
             await service.command(line)

@@ -124,3 +124,8 @@ extension Syscalls {
         return owned
     }
 }
+
+/// A connection accepted from listening socket `fd`, non-blocking and
+/// close-on-exec from the start (so no child process inherits it); -1 with
+/// errno when there is none (EAGAIN) or it failed.
+public func acceptConnection(_ fd: Int32) -> Int32 { obscura_accept(fd) }

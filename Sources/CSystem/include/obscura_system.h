@@ -15,4 +15,6 @@ int obscura_memfd(const char *name);
 int obscura_eventfd(void);
 /* pthread_setname_np(thread, name), the name cut to 15 bytes. */
 int obscura_name_thread(pthread_t thread, const char *name);
+/* accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC). */
+int obscura_accept(int fd);
 #endif
