@@ -24,14 +24,19 @@ public enum MovieContainer: String, Sendable, CaseIterable {
     }
 
     /// The container for a file name's extension.
-    public init?(pathExtension: String) {
-        switch pathExtension.lowercased() {
-        case "mp4", "m4v": self = .mp4
-        case "mov": self = .mov
-        case "mkv": self = .mkv
-        case "fwht", "h264", "264", "hevc", "265", "es": self = .elementary
-        default: return nil
+    /// The file name extensions that say this container.
+    public var pathExtensions: [String] {
+        switch self {
+        case .mp4: ["mp4", "m4v"]
+        case .mov: ["mov"]
+        case .mkv: ["mkv"]
+        case .elementary: ["fwht", "h264", "264", "hevc", "265", "es"]
         }
+    }
+
+    public init?(pathExtension: String) {
+        guard let named = Self.allCases.first(where: { $0.pathExtensions.contains(pathExtension.lowercased()) }) else { return nil }
+        self = named
     }
 }
 

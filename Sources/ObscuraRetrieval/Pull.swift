@@ -130,12 +130,19 @@ public final class Puller: Sendable {
     public func run(progress: @escaping @Sendable (PullProgress) -> Void = { _ in },
                     note: @escaping @Sendable (String) -> Void = { _ in }) throws(RetrievalError) -> PullSummary {
         var summary = PullSummary()
+        let made = [options.destination, workspace].filter { !FileManager.default.fileExists(atPath: $0) }
         for folder in [options.destination, workspace] {
             do { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) } catch {
                 throw RetrievalError("cannot create \(folder): \(error.localizedDescription)")
             }
         }
-        let remote = try listFinished(note: note)
+        let remote: [RemoteFile]
+        do { remote = try listFinished(note: note) } catch {
+            // Nothing came: the folders made for this run go again (rmdir
+            // removes only empty ones, so nothing fetched earlier is touched).
+            for folder in made.reversed() { rmdir(folder) }
+            throw error
+        }
 
         // What is new, and what is here already (verified when it arrived).
         var wanted: [RemoteFile] = []
@@ -183,8 +190,8 @@ public final class Puller: Sendable {
             // Unquoted, so sftp expands the pattern (spaces escaped instead).
             batch.append("-get \(Self.escape(folder))/*.sha256 \(Self.quote("\(sums)/\(i)/"))")
         }
-        let output = try sftp(batch)
         defer { try? FileManager.default.removeItem(atPath: sums) }
+        let output = try sftp(batch)
         var files: [RemoteFile] = []
         let listed = SFTPListing.parse(output)
         for (i, folder) in options.remoteFolders.enumerated() {

@@ -1,4 +1,5 @@
 import Foundation
+import ObscuraSystem
 import ObscuraGPIO
 import ObscuraMedia
 
@@ -52,7 +53,11 @@ public struct BoardProfile: Sendable, Equatable {
 
     /// Loads and validates a profile; errors name file, line and key.
     public init(contentsOf path: String) throws(ConfigurationError) {
-        let reader = TOMLReader(try TOMLDocument(contentsOf: path))
+        try self.init(reading: TOMLReader(try TOMLDocument(contentsOf: path)), file: path)
+    }
+
+    /// Reads the settings from `reader` (which then knows every key read).
+    init(reading reader: TOMLReader, file path: String) throws(ConfigurationError) {
         file = path
         name = try reader.require("board.name") { k throws(ConfigurationError) in try reader.string(k) }
         cameraID = try reader.string("camera.id") ?? ""
@@ -63,7 +68,7 @@ public struct BoardProfile: Sendable, Equatable {
             }
             size = s
         }
-        frameRate = try reader.double("camera.frame_rate", range: 1...240) ?? 30
+        frameRate = try reader.double("camera.frame_rate", Limits.frameRate) ?? 30
         if let f = try reader.string("camera.pixel_format") {
             guard f.count == 4 else {
                 throw ConfigurationError(file: path, line: reader.document.values["camera.pixel_format"]?.line,
@@ -77,13 +82,13 @@ public struct BoardProfile: Sendable, Equatable {
                                      key: "encoder.preference", message: "name at least one encoder; allowed: \(Self.encoderNames.joined(separator: ", "))")
         }
         preset = try reader.string("encoder.preset", allowed: ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium"]) ?? "ultrafast"
-        bitRate = try reader.int("encoder.bit_rate", range: 100_000...100_000_000)
+        bitRate = try reader.int("encoder.bit_rate", Limits.bitRate)
         previewDevice = try reader.string("preview.device") ?? ""
         previewConnector = try reader.string("preview.connector") ?? ""
         previewPlane = try reader.string("preview.plane", allowed: ["overlay", "primary"]) ?? "overlay"
         audioDevice = try reader.string("audio.device") ?? "none"
-        audioRate = try reader.int("audio.sample_rate", range: 8_000...192_000) ?? 48_000
-        audioChannels = try reader.int("audio.channels", range: 1...8) ?? 1
+        audioRate = try reader.int("audio.sample_rate", Limits.sampleRate) ?? 48_000
+        audioChannels = try reader.int("audio.channels", Limits.channels) ?? 1
         if reader.document.tables.keys.contains(where: { $0 == "gpio" || $0.hasPrefix("gpio.") }) {
             var g = GPIO()
             g.chip = try reader.require("gpio.chip") { k throws(ConfigurationError) in try reader.string(k) }
@@ -101,8 +106,8 @@ public struct BoardProfile: Sendable, Equatable {
             case "as-is": g.bias = .asIs
             default: g.bias = .pullUp
             }
-            g.debounce = .milliseconds(try reader.int("gpio.debounce_ms", range: 0...500) ?? 20)
-            g.longPress = .milliseconds(try reader.int("gpio.long_press_ms", range: 100...10_000) ?? 1000)
+            g.debounce = .milliseconds(try reader.int("gpio.debounce_ms", Limits.debounceMilliseconds) ?? 20)
+            g.longPress = .milliseconds(try reader.int("gpio.long_press_ms", Limits.longPressMilliseconds) ?? 1000)
             let named = [g.recordButton, g.photoButton, g.flashButton, g.recordLED, g.statusLED, g.flashLED, g.flashOutput].compactMap { $0 }
             if let twice = named.first(where: { n in named.filter { $0 == n }.count > 1 }) {
                 throw ConfigurationError(file: path, line: reader.document.tables["gpio"], key: "gpio",

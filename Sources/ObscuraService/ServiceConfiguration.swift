@@ -1,4 +1,5 @@
 import Foundation
+import ObscuraSystem
 import ObscuraEncoding
 import ObscuraMedia
 import ObscuraMuxing
@@ -80,7 +81,11 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public init() {}
 
     public init(contentsOf path: String) throws(ConfigurationError) {
-        let reader = TOMLReader(try TOMLDocument(contentsOf: path))
+        try self.init(reading: TOMLReader(try TOMLDocument(contentsOf: path)), file: path)
+    }
+
+    /// Reads the settings from `reader` (which then knows every key read).
+    init(reading reader: TOMLReader, file path: String) throws(ConfigurationError) {
         file = path
         board = try reader.string("board") ?? board
         recordingsFolder = try reader.string("recording.folder") ?? recordingsFolder
@@ -95,17 +100,17 @@ public struct ServiceConfiguration: Sendable, Equatable {
             }
             size = s
         }
-        frameRate = try reader.double("recording.frame_rate", range: 1...240)
-        bitRate = try reader.int("recording.bit_rate", range: 100_000...100_000_000)
-        segmentSeconds = try reader.int("recording.segment_seconds", range: 0...86_400) ?? segmentSeconds
+        frameRate = try reader.double("recording.frame_rate", Limits.frameRate)
+        bitRate = try reader.int("recording.bit_rate", Limits.bitRate)
+        segmentSeconds = try reader.int("recording.segment_seconds", Limits.configSegmentSeconds) ?? segmentSeconds
         if segmentSeconds == 0 { segmentSeconds = 0 }
-        preRecordSeconds = try reader.double("recording.pre_record_seconds", range: 0...600) ?? 0
-        minFreeSpaceBytes = (try reader.int("recording.min_free_space_mb", range: 0...1_000_000) ?? 256) << 20
-        quotaBytes = (try reader.int("recording.quota_mb", range: 0...100_000_000) ?? 0) << 20
+        preRecordSeconds = try reader.double("recording.pre_record_seconds", Limits.configPreRecordSeconds) ?? 0
+        minFreeSpaceBytes = (try reader.int("recording.min_free_space_mb", Limits.freeSpaceMegabytes) ?? 256) << 20
+        quotaBytes = (try reader.int("recording.quota_mb", Limits.quotaMegabytes) ?? 0) << 20
         partialFolder = try reader.string("recording.partial_folder")
         audioDevice = try reader.string("audio.device")
         if let c = try reader.string("audio.codec", allowed: AudioCodec.allCases.map(\.rawValue)) { audioCodec = AudioCodec(rawValue: c)! }
-        audioBitRate = try reader.int("audio.bit_rate", range: 16_000...512_000) ?? 96_000
+        audioBitRate = try reader.int("audio.bit_rate", Limits.audioBitRate) ?? 96_000
         if audioCodec == .opus, container != .mkv, audioDevice != "none" {
             throw ConfigurationError(file: path, line: reader.document.values["audio.codec"]?.line, key: "audio.codec",
                                      message: "opus goes only in mkv recordings; set recording.container = \"mkv\" or use aac")

@@ -1,3 +1,4 @@
+import ObscuraSystem
 import CTOML
 import Foundation
 
@@ -178,6 +179,10 @@ public final class TOMLReader {
 
     public init(_ document: TOMLDocument) { self.document = document }
 
+    /// Every key read so far, present or not: after a configuration is read,
+    /// every key it knows.
+    public var keysRead: Set<String> { used }
+
     private func error(_ key: String, _ message: String) -> ConfigurationError {
         ConfigurationError(file: document.file, line: document.values[key]?.line ?? document.tables[key], key: key, message: message)
     }
@@ -212,6 +217,20 @@ public final class TOMLReader {
         default: throw error(key, "must be a number, not \(v.typeName)")
         }
         if let range, !range.contains(d) { throw error(key, "\(d) is out of range; allowed: \(range.lowerBound)…\(range.upperBound)") }
+        return d
+    }
+
+    /// An integer within `limit` (the table the command line shares).
+    public func int(_ key: String, _ limit: Limit<Int>) throws(ConfigurationError) -> Int? {
+        guard let i = try int(key) else { return nil }
+        guard limit.range.contains(i) else { throw error(key, "\(i) is not allowed; allowed: \(limit.allowed)") }
+        return i
+    }
+
+    /// A finite number within `limit`; an integer is taken as one.
+    public func double(_ key: String, _ limit: Limit<Double>) throws(ConfigurationError) -> Double? {
+        guard let d = try double(key) else { return nil }
+        guard d.isFinite, limit.range.contains(d) else { throw error(key, "\(d) is not allowed; allowed: \(limit.allowed)") }
         return d
     }
 

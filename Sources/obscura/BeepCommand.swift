@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ObscuraSystem
 import ObscuraAudio
 import ObscuraMedia
 
@@ -23,10 +24,19 @@ struct BeepCommand: ParsableCommand {
     @Option(help: "Tone length in milliseconds.") var length: Int = 60
     @Option(help: "Sample rate in Hz.") var rate: Int = 48_000
 
-    func run() throws {
-        guard every >= 0.1, count >= 1, length >= 5, Double(length) / 1000 < every else {
-            throw ValidationError("--every must be at least 0.1 s and longer than --length; --count at least 1")
+    func validate() throws {
+        try Options.check {
+            try Limits.beepEverySeconds.check(every, "--every")
+            try Limits.count.check(count, "--count")
+            try Limits.delaySeconds.check(lead, "--lead")
+            try Limits.toneHz.check(frequency, "--frequency")
+            try Limits.beepMilliseconds.check(length, "--length")
+            try Limits.sampleRate.check(rate, "--rate")
+            guard Double(length) / 1000 < every else { throw UserFacingError("--every (\(every) s) must be longer than --length (\(length) ms)") }
         }
+    }
+
+    func run() throws {
         let player: AudioPlayback
         do { player = try AudioPlayback(device: device, format: AudioFormat(sampleRate: rate, channels: 1)) } catch {
             Log.note("error: \(error)")

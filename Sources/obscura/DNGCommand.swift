@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ObscuraSystem
 import ObscuraMedia
 import ObscuraPhoto
 
@@ -19,6 +20,15 @@ struct DNGCommand: AsyncParsableCommand {
     @Option(help: "Frame size, e.g. 640x480.") var size: String
     @Option(help: "Output file (.dng).") var output: String
     @Flag(help: "Leave out the RGB preview.") var noPreview = false
+
+    func validate() throws {
+        try Options.check {
+            try Options.choice(String(bits), ["8", "10"], "--bits")
+            try Options.choice(pattern, ["RGGB", "GRBG", "GBRG", "BGGR"], "--pattern")
+            _ = try Options.size(size, "--size", even: true)
+            try Options.outputFile(output, "--output", extensions: ["dng"])
+        }
+    }
 
     func run() async throws {
         try await Self.reporting {

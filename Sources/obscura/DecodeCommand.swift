@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ObscuraSystem
 import ObscuraEncoding
 import ObscuraMedia
 
@@ -18,6 +19,16 @@ struct DecodeCommand: AsyncParsableCommand {
     @Option(help: "Frame size, WIDTHxHEIGHT.") var size: String
     @Option(help: "Pixel format of the decoded frames (fourcc), e.g. BG24.") var pixelFormat: String = "BG24"
     @Option(help: "Where to write the frames (raw).") var output: String
+
+    func validate() throws {
+        try Options.check {
+            try Options.inputFile(input, "--input")
+            try Options.choice(codec, VideoCodec.allCases.map(\.rawValue), "--codec")
+            _ = try Options.size(size, "--size")
+            _ = try Options.fourcc(pixelFormat, "--pixel-format")
+            try Options.outputFile(output, "--output", extensions: nil)
+        }
+    }
 
     func run() async throws {
         try await Self.reporting {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ObscuraSystem
 import ObscuraGPIO
 
 struct GPIOCommand: AsyncParsableCommand {
@@ -16,6 +17,14 @@ struct GPIOCommand: AsyncParsableCommand {
         @Option(help: "Give up after this many seconds.") var timeout: Double = 10
         @Option(help: "Bias: as-is, disabled, pull-up, pull-down.") var bias: String = "as-is"
 
+        func validate() throws {
+            try Options.check {
+                try Limits.count.check(count, "--count")
+                try Limits.runSeconds.check(timeout, "--timeout")
+                try Options.choice(bias, ["as-is", "disabled", "pull-up", "pull-down"], "--bias")
+            }
+        }
+
         func run() async throws {
             try await Self.reporting {
                 let biasValue: GPIOBias = switch bias {
@@ -28,7 +37,7 @@ struct GPIOCommand: AsyncParsableCommand {
                 let input = try GPIOLine.input(GPIOLineName(chip: chip, line: line), edges: .both, bias: biasValue)
                 defer { input.release() }
                 Log.output("ready \(input.name) libgpiod-v\(GPIOLine.libgpiodAPIVersion) value=\(try input.value() ? 1 : 0)")
-                let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+                let deadline = ContinuousClock.now + .checkedSeconds(timeout)
                 var seen = 0
                 while seen < count {
                     let left = deadline - ContinuousClock.now
@@ -49,11 +58,18 @@ struct GPIOCommand: AsyncParsableCommand {
         @Argument(help: "1 or 0.") var value: Int
         @Option(help: "Seconds to hold the value before releasing the line.") var hold: Double = 0
 
+        func validate() throws {
+            try Options.check {
+                try Limits.holdSeconds.check(hold, "--hold")
+                guard value == 0 || value == 1 else { throw UserFacingError("value: \(value) is not allowed; allowed: 0, 1") }
+            }
+        }
+
         func run() async throws {
             try await Self.reporting {
                 guard value == 0 || value == 1 else { throw UserFacingError("value must be 0 or 1, not \(value)") }
                 let output = try GPIOLine.output(GPIOLineName(chip: chip, line: line), initialValue: value == 1)
-                if hold > 0 { try await Task.sleep(for: .milliseconds(Int(hold * 1000))) }
+                if hold > 0 { try await Task.sleep(for: .checkedSeconds(hold)) }
                 output.release()
             }
         }
@@ -70,13 +86,22 @@ struct GPIOCommand: AsyncParsableCommand {
         @Option(help: "Hold time of a long press, in milliseconds.") var longPress: Int = 1000
         @Flag(help: "The button pulls the line low when pressed.") var activeLow = false
 
+        func validate() throws {
+            try Options.check {
+                try Limits.count.check(count, "--count")
+                try Limits.runSeconds.check(timeout, "--timeout")
+                try Limits.debounceMilliseconds.check(debounce, "--debounce")
+                try Limits.longPressMilliseconds.check(longPress, "--long-press")
+            }
+        }
+
         func run() async throws {
             try await Self.reporting {
                 let button = try Button(GPIOLineName(chip: chip, line: line), activeLow: activeLow, bias: .asIs,
                                         debounce: .milliseconds(debounce), longPress: .milliseconds(longPress))
                 defer { button.close() }
                 Log.output("ready \(button.name) libgpiod-v\(GPIOLine.libgpiodAPIVersion) debounced-by=\(button.isKernelDebounced ? "kernel" : "software")")
-                let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+                let deadline = ContinuousClock.now + .checkedSeconds(timeout)
                 var presses = 0
                 let timer = Task {
                     try await Task.sleep(until: deadline)

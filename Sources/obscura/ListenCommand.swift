@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ObscuraSystem
 import ObscuraAudio
 import ObscuraMedia
 
@@ -17,8 +18,16 @@ struct ListenCommand: AsyncParsableCommand {
 
     static func dBFS(_ x: Double) -> String { x <= 0 ? "-inf" : String(format: "%.1f", 20 * log10(x / 32768)) }
 
+    func validate() throws {
+        try Options.check {
+            try Limits.runSeconds.check(seconds, "--seconds")
+            try Limits.intervalSeconds.check(interval, "--interval")
+            try Limits.sampleRate.check(rate, "--rate")
+            try Limits.channels.check(channels, "--channels")
+        }
+    }
+
     func run() async throws {
-        guard seconds > 0, interval >= 0.05 else { throw ValidationError("--seconds must be positive and --interval at least 0.05") }
         let input: AudioDeviceInput
         do { input = try AudioDeviceInput(device: device, format: AudioFormat(sampleRate: rate, channels: channels)) } catch {
             Log.note("error: \(error)")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ObscuraSystem
 import ObscuraCapture
 import ObscuraMedia
 import ObscuraPhoto
@@ -21,14 +22,57 @@ struct PhotoCommand: AsyncParsableCommand {
     @Option(help: "JPEG quality, 1–100.") var quality: Int = 90
     @Option(help: "Embedded thumbnail size, e.g. 160x120; none without.") var thumbnail: String?
     @Option(help: "Seconds the camera runs before the photo (exposure settles).") var warmUp: Double = 0.5
-    @Option(help: "An exposure-bias bracket in EV, e.g. -2,0,2 (files NAME-1.jpg, NAME-2.jpg, …).") var bracketEv: String?
+    @Option(parsing: .unconditional, help: "An exposure-bias bracket in EV, e.g. -2,0,2 (files NAME-1.jpg, NAME-2.jpg, …).") var bracketEv: String?
     @Option(help: "A manual bracket of milliseconds:ISO shots, e.g. 5:100,10:200,20:400.") var bracketManual: String?
     @Flag(help: "Also a RAW photo (DNG, same name) from the camera's raw stream.") var raw = false
     @Flag(help: "Only the RAW photo, no JPEG (implies --raw).") var rawOnly = false
 
+    /// Every option's value, checked before anything starts.
+    func validate() throws {
+        try Options.check {
+            try Limits.jpegQuality.check(quality, "--quality")
+            try Limits.warmUpSeconds.check(warmUp, "--warm-up")
+            if let size { _ = try Options.size(size, "--size") }
+            if let thumbnail { _ = try Options.size(thumbnail, "--thumbnail") }
+            if let pixelFormat { _ = try Options.fourcc(pixelFormat, "--pixel-format") }
+            // The JPEG is named by --output; a DNG beside it takes .dng.
+            try Options.outputFile(output, "--output", extensions: rawOnly ? ["dng"] : ["jpg", "jpeg"])
+            if bracketEv != nil && bracketManual != nil { throw UserFacingError("--bracket-ev and --bracket-manual: give one of them") }
+            _ = try bracket()
+        }
+    }
+
+    /// The bracket asked for, each shot's numbers checked.
+    private func bracket() throws -> [BracketShot] {
+        if let bracketEv {
+            let shots = try bracketEv.split(separator: ",", omittingEmptySubsequences: false).map {
+                let text = $0.trimmingCharacters(in: .whitespaces)
+                guard let ev = Double(text) else {
+                    throw UserFacingError("--bracket-ev: cannot read \"\(text)\"; write EV values like -2,0,2")
+                }
+                return BracketShot.exposureBias(try Limits.exposureBias.check(ev, "--bracket-ev"))
+            }
+            try Limits.bracketShots.check(shots.count, "--bracket-ev (shots)")
+            return shots
+        }
+        if let bracketManual {
+            let shots = try bracketManual.split(separator: ",", omittingEmptySubsequences: false).map {
+                let parts = $0.split(separator: ":", omittingEmptySubsequences: false)
+                guard parts.count == 2, let ms = Double(parts[0]), let iso = Double(parts[1]) else {
+                    throw UserFacingError("--bracket-manual: cannot read \"\($0)\"; write milliseconds:ISO like 10:200")
+                }
+                let exposure = try Limits.exposureMilliseconds.check(ms, "--bracket-manual exposure")
+                return BracketShot.manual(exposure: .microseconds(Int64((exposure * 1000).rounded())),
+                                                        iso: try Limits.iso.check(iso, "--bracket-manual ISO"))
+            }
+            try Limits.bracketShots.check(shots.count, "--bracket-manual (shots)")
+            return shots
+        }
+        return []
+    }
+
     func run() async throws {
         try await Self.reporting {
-            guard (1...100).contains(quality) else { throw UserFacingError("--quality must be 1–100, not \(quality)") }
             let thumbSize: PixelSize? = try thumbnail.map {
                 guard let s = PixelSize(parsing: $0) else { throw UserFacingError("cannot read thumbnail size \"\($0)\"; write WIDTHxHEIGHT") }
                 return s
@@ -49,7 +93,7 @@ struct PhotoCommand: AsyncParsableCommand {
             try session.commitConfiguration()
             try session.startRunning()
             defer { try? session.stopRunning() }
-            try await Task.sleep(for: .milliseconds(Int(warmUp * 1000)))
+            try await Task.sleep(for: .checkedSeconds(warmUp))
             var settings = PhotoSettings(jpegQuality: rawOnly ? nil : quality, thumbnailSize: thumbSize)
             if raw || rawOnly {
                 guard let format = photoOutput.availableRawPhotoPixelFormats.first else {
@@ -57,23 +101,7 @@ struct PhotoCommand: AsyncParsableCommand {
                 }
                 settings.rawPixelFormat = format
             }
-            if let bracketEv {
-                settings.bracket = try bracketEv.split(separator: ",").map {
-                    guard let ev = Double($0.trimmingCharacters(in: .whitespaces)) else {
-                        throw UserFacingError("cannot read \"\($0)\" in --bracket-ev; write EV values like -2,0,2")
-                    }
-                    return .exposureBias(ev)
-                }
-            }
-            if let bracketManual {
-                settings.bracket = try bracketManual.split(separator: ",").map {
-                    let parts = $0.split(separator: ":")
-                    guard parts.count == 2, let ms = Double(parts[0]), let iso = Double(parts[1]) else {
-                        throw UserFacingError("cannot read \"\($0)\" in --bracket-manual; write milliseconds:ISO like 10:200")
-                    }
-                    return .manual(exposure: .microseconds(Int64(ms * 1000)), iso: iso)
-                }
-            }
+            settings.bracket = try bracket()
             let photos = try await photoOutput.capturePhoto(with: settings)
             guard !photos.isEmpty else { throw UserFacingError("the capture gave no photo") }
             let stemOf = (output as NSString).deletingPathExtension

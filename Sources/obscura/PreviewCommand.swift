@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ObscuraSystem
 import ObscuraCapture
 import ObscuraEncoding
 import ObscuraMedia
@@ -35,6 +36,26 @@ struct PreviewCommand: AsyncParsableCommand {
     @Option(help: "Save the screen, read back through the writeback connector, as PPM.") var writeback: String?
     @Option(help: "Save one camera frame (what the preview shows) as PPM.") var saveFrame: String?
     @Flag(help: "List the KMS devices, connectors and planes, and exit.") var list = false
+
+    func validate() throws {
+        try Options.check {
+            try Limits.runSeconds.check(duration, "--duration")
+            try Options.choice(String(rotation), ["0", "90", "180", "270"], "--rotation")
+            try Options.choice(plane, ["overlay", "primary"], "--plane")
+            try Options.choice(gravity, PreviewGravity.allCases.map(\.rawValue), "--gravity")
+            if let size { _ = try Options.size(size, "--size") }
+            _ = try Options.size(patternSize, "--pattern-size")
+            if let pixelFormat { _ = try Options.fourcc(pixelFormat, "--pixel-format") }
+            if let destination, PreviewRect(parsing: destination) == nil {
+                throw UserFacingError("--destination: cannot read \"\(destination)\"; write WIDTHxHEIGHT+X+Y")
+            }
+            guard UInt32(background, radix: 16) != nil, background.count == 6 else {
+                throw UserFacingError("--background: cannot read \"\(background)\"; write RRGGBB, e.g. 203040")
+            }
+            if let writeback { try Options.outputFile(writeback, "--writeback", extensions: ["ppm"]) }
+            if let saveFrame { try Options.outputFile(saveFrame, "--save-frame", extensions: ["ppm"]) }
+        }
+    }
 
     func run() async throws {
         try await Self.reporting {
@@ -112,7 +133,7 @@ struct PreviewCommand: AsyncParsableCommand {
         defer { try? session.stopRunning() }
         let signals = SignalStop {}
         defer { signals.cancel() }
-        let until = ContinuousClock.now + .milliseconds(Int(duration * 1000))
+        let until = ContinuousClock.now + .checkedSeconds(duration)
         while ContinuousClock.now < until, signals.reason == nil {
             try await Task.sleep(for: .milliseconds(20))
         }

@@ -63,57 +63,61 @@ struct RecordCommand: AsyncParsableCommand {
         try await Self.reporting { try await record() }
     }
 
+    /// Every option's value, checked before anything starts.
+    func validate() throws {
+        try Options.check {
+            try Limits.recordingSeconds.check(duration, "--duration")
+            try Limits.bitRate.check(ifGiven: bitRate, "--bit-rate")
+            try Limits.encoderThreads.check(threads, "--threads")
+            try Limits.frameRate.check(ifGiven: frameRate, "--frame-rate")
+            try Limits.keyframeInterval.check(ifGiven: keyframeInterval, "--keyframe-interval")
+            try Limits.fileBytes.check(ifGiven: maxSize, "--max-size")
+            try Limits.segmentSeconds.check(ifGiven: segment, "--segment")
+            try Limits.freeSpaceBytes.check(minFreeSpace, "--min-free-space")
+            try Limits.preRecordSeconds.check(ifGiven: preRecord, "--pre-record")
+            try Limits.delaySeconds.check(ifGiven: triggerAfter, "--trigger-after")
+            try Limits.bufferBytes.check(preRecordBytes, "--pre-record-bytes")
+            try Limits.sampleRate.check(audioRate, "--audio-rate")
+            try Limits.channels.check(audioChannels, "--audio-channels")
+            try Limits.audioBitRate.check(audioBitRate, "--audio-bit-rate")
+            if let size { _ = try Options.size(size, "--size") }
+            if let pixelFormat { _ = try Options.fourcc(pixelFormat, "--pixel-format") }
+            try Options.choice(codec, VideoCodec.allCases.map(\.rawValue), "--codec")
+            try Options.choice(encoder, ["auto", "v4l2m2m", "hardware", "software", "libavcodec"], "--encoder")
+            try Options.choice(through, ["movie-output", "asset-writer"], "--through")
+            try Options.choice(audioCodec, AudioCodec.allCases.map(\.rawValue), "--audio-codec")
+            if [VideoCodec.h264.rawValue, VideoCodec.hevc.rawValue].contains(codec) {
+                try Options.choice(preset, ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"], "--preset")
+            }
+            if let container { try Options.choice(container, MovieContainer.allCases.map(\.rawValue), "--container") }
+            let fileType = try container.flatMap(MovieContainer.init(rawValue:)) ?? {
+                guard let fromName = MovieContainer(pathExtension: (output as NSString).pathExtension) else {
+                    throw UserFacingError("--output: cannot tell the container from \"\(output)\"; use a name ending in .mp4, .mov or .mkv (or .h264/.fwht for an elementary stream), or --container")
+                }
+                return fromName
+            }()
+            try Options.outputFile(output, "--output", extensions: fileType.pathExtensions)
+            if let saveFrame { try Options.outputFile(saveFrame, "--save-frame", extensions: ["ppm"]) }
+            if triggerAfter != nil, preRecord == nil { throw UserFacingError("--trigger-after needs --pre-record") }
+            if codec == VideoCodec.fwht.rawValue, fileType != .elementary {
+                throw UserFacingError("--codec fwht has no container; write it as an elementary stream (a name ending in .fwht)")
+            }
+            if audio != "none", audioCodec == AudioCodec.opus.rawValue, fileType != .mkv {
+                throw UserFacingError("--audio-codec opus goes only in mkv files; use aac for \(fileType.rawValue)")
+            }
+        }
+    }
+
     private func record() async throws {
-        guard duration > 0 else { throw UserFacingError("--duration must be positive, not \(duration)") }
-        if let frameRate, !(frameRate > 0 && frameRate <= 1000) {
-            throw UserFacingError("--frame-rate must be above 0 and at most 1000, not \(frameRate)")
-        }
-        if let keyframeInterval, !(1...3600).contains(keyframeInterval) {
-            throw UserFacingError("--keyframe-interval must be 1–3600 frames, not \(keyframeInterval)")
-        }
-        let fileType: MovieContainer
-        if let container {
-            guard let named = MovieContainer(rawValue: container) else {
-                throw UserFacingError("unknown container \"\(container)\"; allowed: mp4, mov, mkv, elementary")
-            }
-            fileType = named
-        } else {
-            guard let fromName = MovieContainer(pathExtension: (output as NSString).pathExtension) else {
-                throw UserFacingError("cannot tell the container from \"\(output)\"; use a name ending in .mp4, .mov or .mkv (or .h264/.fwht for an elementary stream), or --container")
-            }
-            fileType = fromName
-        }
-        if let preRecord, !(preRecord > 0 && preRecord <= 600) {
-            throw UserFacingError("--pre-record must be above 0 and at most 600 seconds, not \(preRecord)")
-        }
-        if let triggerAfter, preRecord == nil || triggerAfter < 0 {
-            throw UserFacingError("--trigger-after \(triggerAfter) needs --pre-record and must not be negative")
-        }
-        guard let videoCodec = VideoCodec(rawValue: codec) else {
-            throw UserFacingError("unknown codec \"\(codec)\"; allowed: \(VideoCodec.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
+        let fileType = container.flatMap(MovieContainer.init(rawValue:)) ?? MovieContainer(pathExtension: (output as NSString).pathExtension)!
+        let videoCodec = VideoCodec(rawValue: codec)!
         let encoders: [EncoderKind] = switch encoder {
-        case "auto": [.hardware, .software]
         case "v4l2m2m", "hardware": [.hardware]
         case "software", "libavcodec": [.software]
-        default: throw UserFacingError("unknown encoder \"\(encoder)\"; allowed: auto, v4l2m2m, software")
+        default: [.hardware, .software]
         }
-        if videoCodec == .fwht && fileType != .elementary {
-            throw UserFacingError("fwht has no container; write it as an elementary stream (a name ending in .fwht)")
-        }
-        let requestedSize: PixelSize? = try size.map {
-            guard let parsed = PixelSize(parsing: $0) else { throw UserFacingError("cannot read size \"\($0)\"; write it as WIDTHxHEIGHT, e.g. 1280x720") }
-            return parsed
-        }
-        guard let audioCodecValue = AudioCodec(rawValue: audioCodec) else {
-            throw UserFacingError("unknown audio codec \"\(audioCodec)\"; allowed: aac, opus")
-        }
-        if audio != "none", audioCodecValue == .opus, fileType != .mkv {
-            throw UserFacingError("opus audio goes only in mkv files; use --audio-codec aac for \(fileType.rawValue)")
-        }
-        guard (8_000...192_000).contains(audioRate), (1...8).contains(audioChannels) else {
-            throw UserFacingError("--audio-rate must be 8000–192000 Hz and --audio-channels 1–8, not \(audioRate) and \(audioChannels)")
-        }
+        let requestedSize = try size.map { try Options.size($0, "--size") }
+        let audioCodecValue = AudioCodec(rawValue: audioCodec)!
         let device = try CameraChoice.device(camera)
         let chosen = try CameraChoice.applyFormat(device, format: pixelFormat.map { PixelFormat($0) }, size: requestedSize)
 
@@ -125,20 +129,18 @@ struct RecordCommand: AsyncParsableCommand {
         }
         switch through {
         case "movie-output": break
-        case "asset-writer":
+        default:  // asset-writer
             guard preRecord == nil, segment == nil, audio == "none", saveFrame == nil, !preview, maxSize == nil else {
                 throw UserFacingError("--through asset-writer records video only: it takes no --pre-record, --segment, --audio, --save-frame, --preview or --max-size")
             }
             return try await recordThroughAssetWriter(device, chosen: chosen, fileType: fileType, codec: videoCodec, encoders: encoders)
-        default: throw UserFacingError("unknown --through \"\(through)\"; allowed: movie-output, asset-writer")
         }
         let session = CaptureSession(log: { Log.note($0) })
         let movie = MovieFileOutput()
-        movie.maxRecordedDuration = .milliseconds(Int(duration * 1000))
+        movie.maxRecordedDuration = .checkedSeconds(duration)
         movie.maxRecordedFileSize = maxSize
         if let segment {
-            guard segment >= 0.5 else { throw UserFacingError("--segment must be at least 0.5 seconds, not \(segment)") }
-            movie.segmentDuration = .milliseconds(Int(segment * 1000))
+            movie.segmentDuration = .checkedSeconds(segment)
         }
         movie.minFreeDiskSpace = minFreeSpace
         session.beginConfiguration()
@@ -178,14 +180,14 @@ struct RecordCommand: AsyncParsableCommand {
         let signals = SignalStop { movie.stopRecording() }
         defer { signals.cancel() }
         if let preRecord {
-            try movie.armPreRecording(duration: .milliseconds(Int(preRecord * 1000)), byteLimit: preRecordBytes, settings: settings)
+            try movie.armPreRecording(duration: .checkedSeconds(preRecord), byteLimit: preRecordBytes, settings: settings)
             try session.startRunning()
             logStream(session, device)
             let trigger = SignalTrigger(SIGUSR1)
             defer { trigger.cancel() }
             let wait = triggerAfter ?? preRecord
             Log.note(String(format: "pre-recording %.1f s; trigger in %.1f s or on SIGUSR1", preRecord, wait))
-            let until = ContinuousClock.now + .milliseconds(Int(wait * 1000))
+            let until = ContinuousClock.now + .checkedSeconds(wait)
             while ContinuousClock.now < until, !trigger.fired, signals.reason == nil {
                 try await Task.sleep(for: .milliseconds(20))
             }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import ObscuraSystem
 import ObscuraRetrieval
 
 struct KeysCommand: ParsableCommand {
@@ -111,8 +112,10 @@ struct PullCommand: ParsableCommand {
     var remoteFolders: [String] = []
 
     func validate() throws {
-        if let port, !(1...65535).contains(port) { throw ValidationError("--port \(port) is not a TCP port (1–65535)") }
-        if let limitKbps, limitKbps < 1 { throw ValidationError("--limit-kbps must be at least 1") }
+        try Options.check {
+            try Limits.port.check(ifGiven: port, "--port")
+            try Limits.kilobitsPerSecond.check(ifGiven: limitKbps, "--limit-kbps")
+        }
         for folder in remoteFolders where !folder.hasPrefix("/") {
             throw ValidationError("--remote-folder \(folder) must be an absolute path on the device")
         }

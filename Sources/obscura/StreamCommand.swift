@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ObscuraSystem
 import ObscuraCamera
 import ObscuraCapture
 import ObscuraMedia
@@ -35,6 +36,27 @@ struct StreamCommand: AsyncParsableCommand {
     @Flag(help: "Print the mean sample value of each frame's first plane.") var stats = false
     @Option(help: "Hold this many frames across two reconfigurations while running and check their pixels.")
     var holdAcrossReconfiguration: Int?
+
+    func validate() throws {
+        try Options.check {
+            try Limits.frameCount.check(ifGiven: frames, "--frames")
+            try Limits.runSeconds.check(ifGiven: duration, "--duration")
+            try Limits.frameCount.check(ifGiven: holdAcrossReconfiguration, "--hold-across-reconfiguration")
+            if let size { _ = try Options.size(size, "--size") }
+            try Options.choice(preset, ["high", "photo", "hd1920x1080", "hd1280x720", "vga640x480"], "--preset")
+            for assignment in set {
+                let parts = assignment.split(separator: "=", maxSplits: 1).map(String.init)
+                guard parts.count == 2 else {
+                    throw UserFacingError("--set: cannot read \"\(assignment)\"; write NAME=VALUE, e.g. Brightness=0.5")
+                }
+                try Options.choice(parts[0], ["Brightness", "Contrast", "Saturation", "ExposureValue", "LensPosition", "Zoom"], "--set")
+                guard let value = Double(parts[1]), value.isFinite else {
+                    throw UserFacingError("--set: \(parts[0])'s value \"\(parts[1])\" is not a finite number")
+                }
+            }
+            if frames == nil && duration == nil { throw UserFacingError("give --frames or --duration") }
+        }
+    }
 
     func run() async throws {
         try await Self.reporting { try await stream() }
@@ -99,7 +121,7 @@ struct StreamCommand: AsyncParsableCommand {
             Log.output("stream \(stream.pixelFormat) \(stream.size) buffers=\(stream.bufferCount)")
         }
         let limit = frames ?? Int.max
-        let deadline = duration.map { ContinuousClock.now + .milliseconds(Int($0 * 1000)) }
+        let deadline = duration.map { ContinuousClock.now + .checkedSeconds($0) }
         let stopper = Task {
             if let deadline {
                 try? await Task.sleep(until: deadline)

@@ -133,7 +133,7 @@ private func write(_ text: String, _ name: String) -> String {
         #expect(failure("[board]\nname = \"x\"\n[gpio]\nchip = \"c\"\n[gpio.buttons]\nrecord = \"L\"\n[gpio.leds]\nrecord = \"L\"\n") ==
                 "F:3: gpio: line \"L\" is used twice")
         #expect(failure("[recording]\nframe_rate = 1000\n", profile: false) ==
-                "F:2: recording.frame_rate: 1000.0 is out of range; allowed: 1.0…240.0")
+                "F:2: recording.frame_rate: 1000.0 is not allowed; allowed: 1–240 frames per second")
         #expect(failure("[recording]\ncontainer = \"avi\"\n", profile: false) ==
                 "F:2: recording.container: \"avi\" is not allowed; allowed: mp4, mov, mkv")
         #expect(failure("[recording]\nfolder = \"recordings\"\n", profile: false) ==
@@ -142,7 +142,7 @@ private func write(_ text: String, _ name: String) -> String {
                 "F:3: recording.partial_folder: \"/a/rec\" must differ from the recordings and photos folders: they are shared, files being written are not")
         #expect(failure("[audio]\ncodec = \"opus\"\n", profile: false) ==
                 "F:2: audio.codec: opus goes only in mkv recordings; set recording.container = \"mkv\" or use aac")
-        #expect(failure("[board]\nname = \"x\"\n[audio]\nchannels = 9\n") == "F:4: audio.channels: 9 is out of range; allowed: 1…8")
+        #expect(failure("[board]\nname = \"x\"\n[audio]\nchannels = 9\n") == "F:4: audio.channels: 9 is not allowed; allowed: 1–8 channels")
         #expect(failure("[recording]\nsegment_seconds = \"five\"\n", profile: false) ==
                 "F:2: recording.segment_seconds: must be an integer, not a string")
     }

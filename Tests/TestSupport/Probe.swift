@@ -5,6 +5,8 @@ public struct ProcessResult: Sendable {
     public let status: Int32
     public let stdout: String
     public let stderr: String
+    /// The signal that ended the process, if one did.
+    public var signal: Int32? = nil
 }
 
 public func runProgram(_ executable: String, _ arguments: [String], cwd: String? = nil) throws -> ProcessResult {
@@ -29,7 +31,8 @@ public func runProgram(_ executable: String, _ arguments: [String], cwd: String?
     process.waitUntilExit()
     return ProcessResult(status: process.terminationStatus,
                          stdout: String(decoding: outData, as: UTF8.self),
-                         stderr: String(decoding: errData, as: UTF8.self))
+                         stderr: String(decoding: errData, as: UTF8.self),
+                         signal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil)
 }
 
 /// What ffprobe reads from a movie's first video stream.
