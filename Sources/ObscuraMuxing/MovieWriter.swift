@@ -115,7 +115,7 @@ public final class MovieWriter {
                     av_dict_set(&options, "frag_duration", String(micros), 0)
                 }
             }
-            if let fragmentDuration { syncer = DataSyncer(path: partialPath, interval: fragmentDuration) }
+            if fragmentDuration != nil { syncer = DataSyncer(path: partialPath) }
             // Hand every completed fragment to the kernel at once, so a killed
             // process loses at most the fragment being built.
             ctx.pointee.flags |= 0x0200 // AVFMT_FLAG_FLUSH_PACKETS
@@ -157,12 +157,19 @@ public final class MovieWriter {
         raw.pointee.stream_index = stream.pointee.index
         av_packet_rescale_ts(raw, codecTimeBase, stream.pointee.time_base)
         bytesWritten += Int(raw.pointee.size)
-        let keyframe = raw.pointee.flags & 1 != 0
         try check(av_interleaved_write_frame(context, raw), "av_interleaved_write_frame", partialPath)
         packetsWritten += 1
-        // A keyframe closes the previous fragment (or cluster): get it onto
-        // the storage, so a power cut loses little more than a fragment.
-        if keyframe || packetsWritten % 16 == 0 { syncer?.request() }
+        syncWhatWasWritten()
+    }
+
+    /// The muxer hands a fragment (or cluster) to the file when it is
+    /// complete: get it onto the storage at once, so a power cut loses
+    /// little more than the fragment being built.
+    private var sizeSynced: Int64 = 0
+    private func syncWhatWasWritten() {
+        guard let output, output.size > sizeSynced else { return }
+        sizeSynced = output.size
+        syncer?.request()
     }
 
     /// Writes one audio packet (its time base the audio encoder's).
@@ -174,6 +181,7 @@ public final class MovieWriter {
         bytesWritten += Int(raw.pointee.size)
         try check(av_interleaved_write_frame(context, raw), "av_interleaved_write_frame (audio)", partialPath)
         audioPacketsWritten += 1
+        syncWhatWasWritten()
     }
 
     public var hasAudio: Bool { audioStream != nil }
@@ -243,18 +251,19 @@ public final class MovieWriter {
 }
 
 /// Pushes a file's written data to the storage (fdatasync) in the background,
-/// at most once per interval, so the writer never waits on a slow SD card and
-/// a power cut loses little more than one interval.
+/// as soon as it is written, so the writer never waits on a slow SD card and
+/// a power cut loses little more than the fragment being built. A request
+/// that comes while a sync runs is never dropped: one more sync follows at
+/// once and covers every request made meanwhile.
 ///
-/// `@unchecked Sendable`: `lock` guards `pending`, `last`, `closed` and
-/// `syncs`; `fd` and `interval` are `let`s; syncs run on `queue`.
+/// `@unchecked Sendable`: `lock` guards `pending`, `again`, `closed`,
+/// `syncCount`, `requests` and `covered`; `fd` is a `let`; syncs run on `queue`.
 final class DataSyncer: @unchecked Sendable {
     private let fd: Int32
-    private let interval: UInt64
     private let queue = DispatchQueue(label: "obscura.datasync", qos: .utility)
     private let lock = NSLock()
     private var pending = false
-    private var last: UInt64 = 0
+    private var again = false
     private var closed = false
     /// How many fdatasync calls were made (for tests and status).
     private var syncCount = 0
@@ -263,31 +272,51 @@ final class DataSyncer: @unchecked Sendable {
         defer { lock.unlock() }
         return syncCount
     }
+    /// Requests made, and how many of them the syncs begun so far cover.
+    private var requests = 0
+    private var covered = 0
+    /// Whether every request was followed by a sync that began after it.
+    var everyRequestCovered: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return covered == requests
+    }
 
-    init?(path: String, interval: Duration) {
+    init?(path: String) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         self.fd = fd
-        self.interval = UInt64(interval.components.seconds) * 1_000_000_000 + UInt64(interval.components.attoseconds / 1_000_000_000)
     }
 
+    /// Asks for what has been written so far to reach the storage.
     func request() {
         lock.lock()
         defer { lock.unlock() }
-        guard !pending, !closed else { return }
-        let now = Syscalls.monotonicNanoseconds()
-        guard now &- last >= interval else { return }
+        guard !closed else { return }
+        requests += 1
+        guard !pending else {
+            again = true
+            return
+        }
         pending = true
-        last = now
         queue.async { [self] in
-            lock.lock()
-            let open = !closed
-            lock.unlock()
-            if open { fdatasync(fd) }
-            lock.lock()
-            pending = false
-            syncCount += 1
-            lock.unlock()
+            while true {
+                lock.lock()
+                let open = !closed
+                covered = requests
+                lock.unlock()
+                if open { fdatasync(fd) }
+                lock.lock()
+                syncCount += 1
+                if again && !closed {
+                    again = false
+                    lock.unlock()
+                    continue
+                }
+                pending = false
+                lock.unlock()
+                return
+            }
         }
     }
 
