@@ -81,9 +81,12 @@ public final class CaptureSession: @unchecked Sendable {
     private let generation = Atomic<Int>(0)
     /// Monotonic nanoseconds of the last frame, for the watchdog.
     private let lastFrame = Atomic<UInt64>(0)
-    /// True from a start until its first frame: the watchdog then waits
-    /// `firstFrameTimeout` instead of `stallTimeout`.
-    private let awaitingFirstFrame = Atomic<Bool>(false)
+    /// Frames still to come before a start counts as settled: until then the
+    /// watchdog waits `firstFrameTimeout` instead of `stallTimeout` (a
+    /// pipeline restarted at a new configuration can stutter over its first
+    /// frames, the more on a busy board).
+    private let settlingFrames = Atomic<Int>(0)
+    static let framesToSettle = 8
     /// How long a started camera may take for its first frame before that
     /// counts as an interruption. Starting takes longer than running: the
     /// pipeline configures its links, a sensor drops its first frames while
@@ -428,7 +431,7 @@ public final class CaptureSession: @unchecked Sendable {
         let run = generation.add(1, ordering: .relaxed).newValue
         failures.store(0, ordering: .relaxed)
         lastFrame.store(Self.now(), ordering: .relaxed)
-        awaitingFirstFrame.store(true, ordering: .relaxed)
+        settlingFrames.store(Self.framesToSettle, ordering: .relaxed)
         try device.source.start(handler: { [weak self] frame in
             self?.deliver(frame)
         }, failed: { [weak self] _ in
@@ -442,7 +445,7 @@ public final class CaptureSession: @unchecked Sendable {
         delivered.add(1, ordering: .relaxed)
         failures.store(0, ordering: .relaxed)
         lastFrame.store(Self.now(), ordering: .relaxed)
-        awaitingFirstFrame.store(false, ordering: .relaxed)
+        if settlingFrames.load(ordering: .relaxed) > 0 { settlingFrames.subtract(1, ordering: .relaxed) }
         let (targets, interrupted) = lock.withLock { _ in (_connections.filter(\.isEnabled), _state == .interrupted) }
         if interrupted { work.async { [weak self] in self?.stallEnded() } }
         for c in targets { c.output.queue.push(item.frame) }
@@ -458,7 +461,7 @@ public final class CaptureSession: @unchecked Sendable {
 
     /// On the work queue: checks every 100 ms that frames still arrive. The
     /// limit is `stallTimeout` or four frame durations, whichever is longer;
-    /// before a start's first frame, `firstFrameTimeout`.
+    /// until a start's first `framesToSettle` frames, `firstFrameTimeout`.
     private func startWatchdog() {
         watchdog?.cancel()
         let timer = DispatchSource.makeTimerSource(queue: work)
@@ -469,7 +472,7 @@ public final class CaptureSession: @unchecked Sendable {
             if let slowest = self.inputs.first?.device.activeVideoMaxFrameDuration {
                 limit = max(limit, UInt64(slowest.seconds * 4e9))
             }
-            if self.awaitingFirstFrame.load(ordering: .relaxed) {
+            if self.settlingFrames.load(ordering: .relaxed) > 0 {
                 limit = max(limit, UInt64(Self.firstFrameTimeout.seconds * 1e9))
             }
             if Self.now() &- self.lastFrame.load(ordering: .relaxed) > limit { self.interrupt(.noFrames) }
