@@ -45,38 +45,8 @@ private final class RawClient {
         let obscura = packageRoot + "/.build/debug/obscura"
         try #require(FileManager.default.isExecutableFile(atPath: obscura), "build first: swift build")
         let dir = try TemporaryDirectory()
-        let profile = dir.path + "/pattern.toml", config = dir.path + "/obscura.toml"
-        try """
-            [board]
-            name = "Test pattern"
-            [camera]
-            id = "synthetic"
-            size = "320x240"
-            frame_rate = 30
-            pixel_format = "NV12"
-            [encoder]
-            preference = ["libx264"]
-            preset = "ultrafast"
-            [audio]
-            device = "none"
-            """.write(toFile: profile, atomically: true, encoding: .utf8)
-        let socketPath = dir.path + "/control.sock"
-        try """
-            board = "\(profile)"
-            [recording]
-            folder = "\(dir.path)/rec"
-            min_free_space_mb = 1
-            [photo]
-            folder = "\(dir.path)/photos"
-            [control]
-            socket = "\(socketPath)"
-            """.write(toFile: config, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: obscura)
-        process.arguments = ["run", "--config", config]
-        let err = Pipe()
-        process.standardError = err
-        try process.run()
+        let service = try PatternService(in: dir.path)
+        let process = service.process, err = service.standardError, socketPath = service.socket
         defer { if process.isRunning { process.terminate() } }
         func status() throws -> ServiceStatus {
             try JSONDecoder().decode(ServiceStatus.self, from: Data(try ControlServer.send("status", to: socketPath).utf8))

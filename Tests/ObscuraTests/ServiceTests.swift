@@ -311,38 +311,8 @@ private func write(_ text: String, _ name: String) -> String {
     func theConfiguredFrameRateIsTheCamerasRate(asked: Double, expected: Double) throws {
         let obscura = packageRoot + "/.build/debug/obscura"
         let dir = try TemporaryDirectory()
-        let profile = write("""
-            [board]
-            name = "Test pattern"
-            [camera]
-            id = "synthetic"
-            size = "320x240"
-            frame_rate = 30
-            pixel_format = "NV12"
-            [encoder]
-            preference = ["libx264"]
-            preset = "ultrafast"
-            bit_rate = 1000000
-            [audio]
-            device = "none"
-            """, "pattern-\(Int(asked)).toml")
-        let config = write("""
-            board = "\(profile)"
-            [recording]
-            folder = "\(dir.path)/rec"
-            frame_rate = \(asked)
-            min_free_space_mb = 1
-            [photo]
-            folder = "\(dir.path)/photos"
-            [control]
-            socket = "\(dir.path)/control.sock"
-            """, "rate-\(Int(asked)).toml")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: obscura)
-        process.arguments = ["run", "--config", config]
-        let err = Pipe()
-        process.standardError = err
-        try process.run()
+        let service = try PatternService(in: dir.path, recording: "frame_rate = \(asked)")
+        let process = service.process, err = service.standardError
         defer { if process.isRunning { process.terminate() } }
         let socket = "\(dir.path)/control.sock"
         for _ in 0..<100 where !FileManager.default.fileExists(atPath: socket) { usleep(100_000) }

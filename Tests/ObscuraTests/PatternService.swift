@@ -1,0 +1,47 @@
+import Foundation
+import TestSupport
+
+/// `obscura run` on a test-pattern board: the synthetic camera at 320x240
+/// and 30 fps, libx264, no sound, recordings, photos and the control socket
+/// under `folder`.
+struct PatternService {
+    let process = Process()
+    let standardError = Pipe()
+    let socket: String
+
+    /// `recording` adds lines to the configuration's [recording] table.
+    init(in folder: String, recording: String = "") throws {
+        let profile = folder + "/pattern.toml", config = folder + "/obscura.toml"
+        socket = folder + "/control.sock"
+        try """
+            [board]
+            name = "Test pattern"
+            [camera]
+            id = "synthetic"
+            size = "320x240"
+            frame_rate = 30
+            pixel_format = "NV12"
+            [encoder]
+            preference = ["libx264"]
+            preset = "ultrafast"
+            bit_rate = 1000000
+            [audio]
+            device = "none"
+            """.write(toFile: profile, atomically: true, encoding: .utf8)
+        try """
+            board = "\(profile)"
+            [recording]
+            folder = "\(folder)/rec"
+            min_free_space_mb = 1
+            \(recording)
+            [photo]
+            folder = "\(folder)/photos"
+            [control]
+            socket = "\(socket)"
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        process.executableURL = URL(fileURLWithPath: packageRoot + "/.build/debug/obscura")
+        process.arguments = ["run", "--config", config]
+        process.standardError = standardError
+        try process.run()
+    }
+}
