@@ -87,6 +87,15 @@ public final class CaptureSession: @unchecked Sendable {
     /// frames, the more on a busy board).
     private let settlingFrames = Atomic<Int>(0)
     static let framesToSettle = 8
+    /// The longest recent gap between two frames, in nanoseconds, decaying by
+    /// a 64th with every frame. A board whose camera has been arriving in
+    /// bursts (a starved emulator, a CPU held by something else) is given a
+    /// stall limit of three such gaps, so jitter it has shown is not taken
+    /// for silence; a camera that keeps time leaves the limit as configured.
+    /// Written by the camera's thread only.
+    private let recentLongestGap = Atomic<UInt64>(0)
+    /// The stall limit grows with measured gaps only up to this.
+    static let longestStallLimit: Duration = .seconds(5)
     /// How long a started camera may take for its first frame before that
     /// counts as an interruption. Starting takes longer than running: the
     /// pipeline configures its links, a sensor drops its first frames while
@@ -432,6 +441,7 @@ public final class CaptureSession: @unchecked Sendable {
         failures.store(0, ordering: .relaxed)
         lastFrame.store(Self.now(), ordering: .relaxed)
         settlingFrames.store(Self.framesToSettle, ordering: .relaxed)
+        recentLongestGap.store(0, ordering: .relaxed)
         try device.source.start(handler: { [weak self] frame in
             self?.deliver(frame)
         }, failed: { [weak self] _ in
@@ -444,9 +454,17 @@ public final class CaptureSession: @unchecked Sendable {
         guard item.stream == 0 else { return }
         delivered.add(1, ordering: .relaxed)
         failures.store(0, ordering: .relaxed)
-        lastFrame.store(Self.now(), ordering: .relaxed)
-        if settlingFrames.load(ordering: .relaxed) > 0 { settlingFrames.subtract(1, ordering: .relaxed) }
+        let now = Self.now()
+        let gap = now &- lastFrame.exchange(now, ordering: .relaxed)
         let (targets, interrupted) = lock.withLock { _ in (_connections.filter(\.isEnabled), _state == .interrupted) }
+        if settlingFrames.load(ordering: .relaxed) > 0 {
+            settlingFrames.subtract(1, ordering: .relaxed)
+        } else if !interrupted {
+            // A start's first frames and the end of an interruption are not
+            // the running rhythm: only gaps between settled frames count.
+            let longest = recentLongestGap.load(ordering: .relaxed)
+            recentLongestGap.store(max(gap, longest - longest / 64), ordering: .relaxed)
+        }
         if interrupted { work.async { [weak self] in self?.stallEnded() } }
         for c in targets { c.output.queue.push(item.frame) }
     }
@@ -459,23 +477,36 @@ public final class CaptureSession: @unchecked Sendable {
 
     // MARK: Interruptions
 
-    /// On the work queue: checks every 100 ms that frames still arrive. The
-    /// limit is `stallTimeout` or four frame durations, whichever is longer;
-    /// until a start's first `framesToSettle` frames, `firstFrameTimeout`.
+    /// The time without a frame that counts as an interruption now:
+    /// `stallTimeout`, four of the slowest frame durations, or three of the
+    /// longest gap measured lately (at most `longestStallLimit`), whichever
+    /// is longest; until a start's first `framesToSettle` frames,
+    /// `firstFrameTimeout`.
+    public var currentStallLimit: Duration {
+        var limit = UInt64(stallTimeout.seconds * 1e9)
+        if let slowest = inputs.first?.device.activeVideoMaxFrameDuration {
+            limit = max(limit, UInt64(slowest.seconds * 4e9))
+        }
+        let measured = min(recentLongestGap.load(ordering: .relaxed).multipliedReportingOverflow(by: 3).partialValue,
+                           UInt64(Self.longestStallLimit.seconds * 1e9))
+        limit = max(limit, measured)
+        if settlingFrames.load(ordering: .relaxed) > 0 {
+            limit = max(limit, UInt64(Self.firstFrameTimeout.seconds * 1e9))
+        }
+        return .nanoseconds(Int64(clamping: limit))
+    }
+
+    /// On the work queue: checks every 100 ms that frames still arrive
+    /// within `currentStallLimit`.
     private func startWatchdog() {
         watchdog?.cancel()
         let timer = DispatchSource.makeTimerSource(queue: work)
         timer.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
         timer.setEventHandler { [weak self] in
             guard let self, self.state == .running else { return }
-            var limit = UInt64(self.stallTimeout.seconds * 1e9)
-            if let slowest = self.inputs.first?.device.activeVideoMaxFrameDuration {
-                limit = max(limit, UInt64(slowest.seconds * 4e9))
-            }
-            if self.settlingFrames.load(ordering: .relaxed) > 0 {
-                limit = max(limit, UInt64(Self.firstFrameTimeout.seconds * 1e9))
-            }
-            if Self.now() &- self.lastFrame.load(ordering: .relaxed) > limit { self.interrupt(.noFrames) }
+            let limit = self.currentStallLimit
+            let silent = Self.now() &- self.lastFrame.load(ordering: .relaxed)
+            if silent > UInt64(limit.seconds * 1e9) { self.interrupt(.noFrames, silentFor: limit) }
         }
         watchdog = timer
         timer.resume()
@@ -501,7 +532,7 @@ public final class CaptureSession: @unchecked Sendable {
     /// interruption ends; if it stays silent for another second it is
     /// abandoned, its backend starts afresh, and the session resumes as soon
     /// as the camera is listed again.
-    private func interrupt(_ reason: InterruptionReason) {
+    private func interrupt(_ reason: InterruptionReason, silentFor limit: Duration? = nil) {
         guard let device = lock.withLock({ _ -> CaptureDevice? in
             guard _state == .running else { return nil }
             _state = .interrupted
@@ -510,7 +541,7 @@ public final class CaptureSession: @unchecked Sendable {
         let what = switch reason {
         case .deviceUnavailable: "the camera \(device.uniqueID) went away"
         case .requestsFailing: "the camera's requests are failing"
-        case .noFrames: "the camera delivered no frame for \(stallTimeout)"
+        case .noFrames: "the camera delivered no frame for \(limit ?? stallTimeout)"
         }
         if reason == .deviceUnavailable {
             try? device.source.stop()

@@ -12,6 +12,10 @@ extension VirtualBoardTests {
         let result = try VirtualBoard.run(#"""
             export PATH=$PATH:$(pwd)/board/virtual
             k=/tmp/pull; mkdir -p $k
+            # What the service says, as it says it: a board that times out
+            # still shows how far the service got.
+            journalctl -u obscura -f -n all -o short-monotonic --no-pager | sed -u 's/^/journal: /' &
+            follower=$!
             rec=/var/lib/obscura/recordings
             press() { gpio-sim press $1; sleep 0.15; gpio-sim release $1; }
             # Ceilings only: each wait ends at its event (a loaded board is slow).
@@ -107,8 +111,7 @@ extension VirtualBoardTests {
             printf 'put %s /recordings/upload.txt\n' $k/upload.txt | sftp -b - $S obscura-fetch@127.0.0.1 > /dev/null 2>&1
             echo "upload-delete-mode-rc=$? bytes=$(stat -c %s $rec/upload.txt 2>/dev/null || echo none)"
             grep -E "Accepted|refused|not allowed|Connection closed" $k/sshd.log | sed 's/^/sshd: /' | head -20
-            # What the service said, for a failure's message.
-            journalctl -u obscura -o short-monotonic --no-pager | sed 's/^/journal: /'
+            sleep 1; kill $follower 2>/dev/null
             """#, timeout: 700, options: ["--systemd"])
         let out = result.stdout
         let lines = out.split(separator: "\n").map(String.init)

@@ -163,7 +163,7 @@ extension VirtualBoardTests {
             p=$!
             # Waits until the service has said PATTERN at least N times.
             said() { for i in $(seq 600); do [ "$(grep -c "$1" /tmp/svc/log)" -ge "$2" ] && return 0; sleep 0.05; done
-                     echo "timed out waiting for \"$1\" x $2"; }
+                     echo "timed out waiting for \"$1\" x $2"; sed 's/^/log: /' /tmp/svc/log; }
             said ready 1
             press() { board/virtual/gpio-sim press $1; sleep 0.15; board/virtual/gpio-sim release $1; }
             press record-button

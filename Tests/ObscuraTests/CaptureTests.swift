@@ -236,6 +236,54 @@ private func session(_ camera: SyntheticCamera, outputs: [VideoDataOutput], pres
         try s.stopRunning()
     }
 
+    /// A camera that keeps time leaves the stall limit as configured; one
+    /// that has been arriving in bursts (a starved board) gets three of its
+    /// longest recent gaps, so a gap like those it has shown is no
+    /// interruption, while real silence still is, naming the limit.
+    @Test func theStallLimitFollowsTheGapsTheCameraHasShown() async throws {
+        let camera = SyntheticCamera()
+        let output = VideoDataOutput()
+        let s = try session(camera, outputs: [output])
+        let events = s.events()
+        try s.startRunning()
+        _ = try await take(12, from: output)
+        #expect(s.currentStallLimit == s.stallTimeout, "a camera keeping 30 fps: \(s.currentStallLimit)")
+        // Gaps of at least 400 ms; at most what the test saw from stalling to the next frame.
+        var longestSeen = Duration.zero
+        let clock = ContinuousClock()
+        for _ in 0..<4 {
+            let stalled = clock.now
+            camera.setStalled(true)
+            try await Task.sleep(for: .milliseconds(400))
+            camera.setStalled(false)
+            _ = try await take(1, from: output)
+            longestSeen = max(longestSeen, clock.now - stalled)
+            _ = try await take(2, from: output)
+        }
+        #expect(!s.isInterrupted)
+        let limit = s.currentStallLimit
+        #expect(limit >= .milliseconds(1050) && limit <= longestSeen * 3, "after gaps of 400 ms to \(longestSeen): \(limit)")
+        // A gap twice as long as those shown, beyond the configured 0.5 s.
+        camera.setStalled(true)
+        try await Task.sleep(for: .milliseconds(800))
+        #expect(!s.isInterrupted)
+        camera.setStalled(false)
+        _ = try await take(2, from: output)
+        // Silence: an interruption after the limit, which now counts that gap too.
+        let before = s.currentStallLimit
+        #expect(before >= .milliseconds(2200), "after an 800 ms gap: \(before)")
+        camera.setStalled(true)
+        var iterator = events.makeAsyncIterator()
+        var said: String?
+        while let e = await iterator.next() {
+            if case .runtimeError(let m) = e { said = m }
+            if e == .wasInterrupted(.noFrames) { break }
+        }
+        #expect(said == "the camera delivered no frame for \(before)", "\(said ?? "nothing")")
+        camera.setStalled(false)
+        try s.stopRunning()
+    }
+
     /// A camera slow to give its first frame (a pipeline starting on a busy
     /// board) is not taken for a silent one: the start has
     /// `firstFrameTimeout`, not the running stall limit.
