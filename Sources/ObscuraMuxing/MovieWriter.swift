@@ -63,6 +63,23 @@ public final class MovieWriter {
     private var audioTimeBase = AVRational(num: 1, den: 48_000)
     public private(set) var audioPacketsWritten = 0
     public private(set) var bytesWritten = 0
+    let container: MovieContainer
+    /// The file's size at the end of the last complete fragment or cluster
+    /// (or the header): after every call into the muxer that succeeded, the
+    /// muxer has handed the file only whole fragments (AVFMT_FLAG_FLUSH_PACKETS
+    /// empties its buffer each time; MP4/MOV build a fragment and Matroska a
+    /// cluster in memory and write it whole). A write that fails part-way
+    /// leaves a torn tail after it, which `closeKeepingFragments` cuts off.
+    private var completeSize: Int64 = 0
+    /// Video packets in the file up to `completeSize` (elementary streams
+    /// only: a container's muxer holds packets back, so its file is read).
+    private var completePackets = 0
+    /// What a close after an error kept (set once).
+    public private(set) var kept: KeptFile?
+    /// The error a finish failed with: every later write or finish throws it.
+    private var failure: (any Error)?
+    /// The file's size after its header: a file no longer than that holds no frame.
+    private var headerSize: Int64 = 0
 
     /// `partialDirectory`: where the file is while being written (on the same
     /// filesystem, so the finishing rename is atomic); nil: beside `path`.
@@ -72,6 +89,7 @@ public final class MovieWriter {
                 fragmentDuration: Duration? = .seconds(1), partialDirectory: String? = nil,
                 audio: CodecParameters? = nil) throws {
         self.path = path
+        self.container = container
         let partialPath = partialDirectory.map { $0 + "/" + (path as NSString).lastPathComponent + ".partial" } ?? path + ".partial"
         self.partialPath = partialPath
         var ctx: UnsafeMutablePointer<AVFormatContext>?
@@ -121,6 +139,9 @@ public final class MovieWriter {
             ctx.pointee.flags |= 0x0200 // AVFMT_FLAG_FLUSH_PACKETS
             try check(avformat_write_header(ctx, &options), "avformat_write_header", partialPath)
             avio_flush(ctx.pointee.pb)
+            if let error = file.error { throw error }
+            completeSize = file.size
+            headerSize = file.size
         } catch {
             ctx.pointee.pb = nil
             output = nil
@@ -138,6 +159,7 @@ public final class MovieWriter {
 
     /// Writes one packet (taking its data).
     public func write(_ packet: EncodedPacket) throws {
+        if let failure { throw failure }
         guard context != nil, !finished else { return }
         if let previous = held {
             held = nil // a packet the muxer failed to take is not retried
@@ -159,7 +181,15 @@ public final class MovieWriter {
         bytesWritten += Int(raw.pointee.size)
         try check(av_interleaved_write_frame(context, raw), "av_interleaved_write_frame", partialPath)
         packetsWritten += 1
+        wholeSoFar()
         syncWhatWasWritten()
+    }
+
+    /// A call into the muxer succeeded: the file ends at a whole fragment.
+    private func wholeSoFar() {
+        guard let output, output.error == nil else { return }
+        completeSize = output.size
+        completePackets = packetsWritten
     }
 
     /// The muxer hands a fragment (or cluster) to the file when it is
@@ -174,6 +204,7 @@ public final class MovieWriter {
 
     /// Writes one audio packet (its time base the audio encoder's).
     public func writeAudio(_ packet: EncodedPacket) throws {
+        if let failure { throw failure }
         guard let context, let audioStream, !finished else { return }
         let raw = packet.rawPacket
         raw.pointee.stream_index = audioStream.pointee.index
@@ -181,30 +212,39 @@ public final class MovieWriter {
         bytesWritten += Int(raw.pointee.size)
         try check(av_interleaved_write_frame(context, raw), "av_interleaved_write_frame (audio)", partialPath)
         audioPacketsWritten += 1
+        wholeSoFar()
         syncWhatWasWritten()
     }
 
     public var hasAudio: Bool { audioStream != nil }
 
     /// Writes the trailer, flushes to disk, and renames `.partial` to the final name.
+    /// When that fails (a full disk), the file is closed as
+    /// `closeKeepingFragments` does (see `kept`) and the error thrown.
     public func finish() throws {
+        if let failure { throw failure }
         guard let context, !finished else { return }
-        if let last = held {
-            held = nil
-            try emit(last, duration: lastDuration)
+        let digest: String?
+        do {
+            if let last = held {
+                held = nil
+                try emit(last, duration: lastDuration)
+            }
+            try check(av_write_trailer(context), "av_write_trailer", partialPath)
+            guard let file = output else { throw SystemError(call: "finish", code: EBADF, detail: partialPath) }
+            digest = try file.finish()
+        } catch {
+            failure = error
+            closeKeepingFragments()
+            throw error
         }
         finished = true
         syncer?.close()
         syncer = nil
-        defer {
-            avformat_free_context(context)
-            self.context = nil
-        }
-        try check(av_write_trailer(context), "av_write_trailer", partialPath)
         context.pointee.pb = nil
-        guard let output else { return }
-        self.output = nil
-        let digest = try output.finish()
+        avformat_free_context(context)
+        self.context = nil
+        output = nil
         checksumHashedWhileWriting = digest != nil
         if rename(partialPath, path) != 0 { throw SystemError.errno("rename", "\(partialPath) → \(path)") }
         let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
@@ -223,11 +263,18 @@ public final class MovieWriter {
     /// Why the checksum file could not be written, if it could not.
     public private(set) var checksumError: String?
 
-    /// Ends a recording that cannot finish cleanly (a full disk): closes the
-    /// file without a trailer — fragmented MP4/MOV stays playable up to its
-    /// last complete fragment — and gives it its final name.
-    public func closeKeepingFragments() {
-        guard let context, !finished else { return }
+    /// Ends a recording that cannot finish cleanly (a full disk, a failed
+    /// write): what the muxer still holds is dropped, the file is cut back to
+    /// the end of its last complete fragment or cluster (so no decoder meets
+    /// a torn tail), synced, and what it holds is counted by reading it
+    /// (libavformat's demuxer). A file with frames gets its final name and
+    /// its checksum (or says why it has none); one with no frame is removed,
+    /// since it would only claim to be a recording. Returns what was kept
+    /// (also in `kept`); nil when the writer had already finished.
+    @discardableResult
+    public func closeKeepingFragments() -> KeptFile? {
+        if let kept { return kept }
+        guard let context, !finished else { return nil }
         finished = true
         held = nil
         syncer?.close()
@@ -235,9 +282,54 @@ public final class MovieWriter {
         context.pointee.pb = nil
         avformat_free_context(context)
         self.context = nil
-        let digest = try? output?.finish()
-        output = nil
-        if rename(partialPath, path) == 0 { try? Checksum.write(for: path, digest: digest) }
+        guard let output else { return nil }
+        self.output = nil
+        var result = KeptFile(path: path)
+        let torn = output.size - completeSize
+        var digest: String?
+        do {
+            digest = try output.abandon(keeping: completeSize)
+            if torn > 0 {
+                let unit = container == .mkv ? "cluster" : "fragment"
+                result.notes.append("\(path): cut back to its last complete \(unit) (\(completeSize) bytes; \(torn) bytes of an unfinished one removed)")
+            }
+        } catch {
+            result.notes.append("\(path): \(error)")
+        }
+        if container == .elementary {
+            result.videoPackets = completePackets
+        } else if completeSize <= headerSize {
+            result.videoPackets = 0
+        } else if let counted = MovieReader.countPackets(partialPath) {
+            result.videoPackets = counted.video
+            result.audioPackets = counted.audio
+            result.lastVideoMicroseconds = counted.lastVideoMicroseconds
+        } else {
+            result.notes.append("\(path): its packets could not be read back to count them")
+        }
+        result.bytes = Int(completeSize)
+        if result.videoPackets == 0 {
+            unlink(partialPath)
+            result.path = nil
+            result.notes.append("\(path): no frame reached the file, so it was removed")
+            kept = result
+            return result
+        }
+        if rename(partialPath, path) != 0 {
+            result.path = partialPath
+            result.notes.append("\(path): \(SystemError.errno("rename", "\(partialPath) → \(path)"))")
+        } else {
+            let directory = (path as NSString).deletingLastPathComponent
+            if let dir = try? Syscalls.open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY) {
+                try? Syscalls.fsync(dir.rawValue, path: directory)
+            }
+            do { try Checksum.write(for: path, digest: digest) } catch {
+                checksumError = "\(error)"
+                result.notes.append("\(path): no checksum: \(error)")
+            }
+        }
+        kept = result
+        return result
     }
 
     deinit {
@@ -247,6 +339,63 @@ public final class MovieWriter {
             context.pointee.pb = nil
             avformat_free_context(context)
         }
+    }
+}
+
+/// What a movie file holds after it was closed on an error.
+public struct KeptFile: Sendable, Equatable {
+    /// Where it is (nil: removed, since no frame reached it).
+    public var path: String?
+    public var bytes = 0
+    public var videoPackets = 0
+    public var audioPackets = 0
+    /// Its last frame's time in the file, µs (containers only).
+    public var lastVideoMicroseconds: Int64?
+    /// What was done to it, or could not be (for the journal and the summary).
+    public var notes: [String] = []
+}
+
+/// The packets a movie file holds.
+public struct PacketCount: Sendable, Equatable {
+    public var video = 0
+    public var audio = 0
+    /// The last video frame's time in the file (its largest pts), µs.
+    public var lastVideoMicroseconds: Int64?
+}
+
+/// Reads movie files back with libavformat's demuxer.
+public enum MovieReader {
+    /// The video and audio packets in a file (each read; nothing decoded).
+    /// Nil when the file cannot be opened as a movie.
+    public static func countPackets(_ path: String) -> PacketCount? {
+        var context: UnsafeMutablePointer<AVFormatContext>?
+        guard avformat_open_input(&context, path, nil, nil) == 0, let opened = context else { return nil }
+        defer { avformat_close_input(&context) }
+        guard let packet = av_packet_alloc() else { return nil }
+        defer {
+            var p: UnsafeMutablePointer<AVPacket>? = packet
+            av_packet_free(&p)
+        }
+        var count = PacketCount()
+        while av_read_frame(opened, packet) >= 0 {
+            let index = Int(packet.pointee.stream_index)
+            if index < Int(opened.pointee.nb_streams), let stream = opened.pointee.streams[index] {
+                switch stream.pointee.codecpar.pointee.codec_type {
+                case AVMEDIA_TYPE_VIDEO:
+                    count.video += 1
+                    let pts = packet.pointee.pts
+                    if pts != Int64.min { // AV_NOPTS_VALUE
+                        let base = stream.pointee.time_base
+                        let micros = pts * 1_000_000 * Int64(base.num) / Int64(max(1, base.den))
+                        count.lastVideoMicroseconds = max(count.lastVideoMicroseconds ?? micros, micros)
+                    }
+                case AVMEDIA_TYPE_AUDIO: count.audio += 1
+                default: break
+                }
+            }
+            av_packet_unref(packet)
+        }
+        return count
     }
 }
 
@@ -348,6 +497,8 @@ final class FileOutput {
     private(set) var size: Int64 = 0
     private var hash: SHA256? = SHA256()
     private var hashed: Int64 = 0
+    /// The first write that failed (the file may end torn after it).
+    private(set) var error: SystemError?
 
     init(path: String) throws {
         self.path = path
@@ -380,6 +531,7 @@ final class FileOutput {
                 // Part of this write may be in the file: what it holds is
                 // read back at the end instead.
                 let code = errno
+                if error == nil { error = SystemError(call: "pwrite", code: code, detail: path) }
                 hash = nil
                 if done > 0 { size = max(size, position + Int64(done)) }
                 return obscura_averror(code)
@@ -415,9 +567,30 @@ final class FileOutput {
 
     /// Flushes what the muxer holds, fsyncs and closes the file. Returns the
     /// SHA-256 of everything written when it was all written in order.
+    /// On failure the descriptor stays open, for `abandon`.
     func finish() throws(SystemError) -> String? {
         closeContext()
+        if let error { throw error }
+        try Syscalls.fsync(fd.rawValue, path: path)
+        fd.close()
+        guard let hash, hashed == size else { return nil }
+        return SHA256.hex(hash.finalize())
+    }
+
+    /// Ends the file after a failed write: what the I/O context still
+    /// buffers is dropped, the file is cut to `length` bytes (a torn tail
+    /// removed), synced and closed. Returns the SHA-256 of those bytes when
+    /// they were all hashed in order (nil: read the file).
+    func abandon(keeping length: Int64) throws(SystemError) -> String? {
+        if context != nil {
+            av_freep(&context!.pointee.buffer)
+            avio_context_free(&context)
+        }
         defer { fd.close() }
+        if length < size {
+            if ftruncate(fd.rawValue, off_t(length)) != 0 { throw SystemError.errno("ftruncate", "\(path) to \(length) bytes") }
+            size = length
+        }
         try Syscalls.fsync(fd.rawValue, path: path)
         guard let hash, hashed == size else { return nil }
         return SHA256.hex(hash.finalize())

@@ -118,7 +118,7 @@ public final class AssetWriter: Sendable {
                     } catch {
                         sink.closeKeepingFragments()
                         s.status = .failed
-                        s.error = "\(error)"
+                        s.error = (["\(error)"] + sink.notes + [Self.keptFrames(sink)]).joined(separator: "; ")
                     }
                 }
                 done.resume()
@@ -164,12 +164,17 @@ public final class AssetWriter: Sendable {
     private func fail(_ s: inout State, _ error: Error) {
         guard s.status == .writing else { return }
         s.status = .failed
-        s.error = "\(error)"
         s.sink?.closeKeepingFragments()
+        s.error = (["\(error)"] + (s.sink.map { $0.notes + [Self.keptFrames($0)] } ?? [])).joined(separator: "; ")
         s.sink = nil
     }
 
     var isWriting: Bool { status == .writing }
+
+    /// "N frames kept in PATH" (or that none were), for a failure's message.
+    private static func keptFrames(_ sink: SegmentedFileSink) -> String {
+        sink.frames == 0 ? "no frame was kept" : "\(sink.frames) frames kept in \(sink.path)"
+    }
 }
 
 /// A video track of an asset writer, with its encoder: the movie output's

@@ -117,6 +117,10 @@ public struct RecordingProgress: Sendable, Equatable {
     public var timeZeroNanoseconds: UInt64?
     /// Each segment's time zero, the same way (pauses before it added).
     public var segmentTimeZeros: [UInt64] = []
+    /// What was done to a file the recording could not finish cleanly (cut
+    /// back to its last complete fragment, removed for holding no frame, no
+    /// checksum and why); empty for a clean finish.
+    public var fileNotes: [String] = []
     /// Frames per second measured from the timestamps.
     public var frameRate: Double {
         frames > 1 && duration > .zero ? Double(frames - 1) / duration.seconds : 0
@@ -498,7 +502,8 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
 
         func publish(_ sink: SegmentedFileSink) {
             progress.frames = sink.frames
-            progress.audioPackets = sink.audio?.packets ?? 0
+            progress.audioPackets = sink.audioPackets
+            progress.fileNotes = sink.notes
             if let audio = sink.audio { progress.audioCompensatedSamples = audio.compensatedSamples }
             progress.audioDrops = state.withLock { $0.audioDrops }
             progress.encoderCPU = .nanoseconds(Int64(encoderCPU))
@@ -661,6 +666,8 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                     reason = Self.isDiskFull(error) ? .diskFull : .error("\(error)")
                 }
                 sink.closeKeepingFragments()
+                progress.bytes = sink.bytes
+                if let kept = sink.keptDuration { progress.duration = kept }
                 report()
             }
         }

@@ -121,8 +121,16 @@ final class SegmentedFileSink {
     private var nextBoundary = Int64.max
     private var keyframeRequested = false
     private var bytesBefore = 0
-    /// Video packets written (one per frame).
+    /// Video packets written (one per frame); after a close on an error,
+    /// those the files hold.
     private(set) var frames = 0
+    /// `frames` and sound packets in the files finished before the current one.
+    private var framesBefore = 0
+    private var audioPacketsBefore = 0
+    /// Sound packets in the files.
+    var audioPackets: Int { audioPacketsBefore + (writer?.audioPacketsWritten ?? 0) }
+    /// What was done to a file closed on an error (cut back, removed, no checksum).
+    private(set) var notes: [String] = []
     /// Each file's time zero on the camera's clock.
     private(set) var timeZeros: [UInt64] = []
 
@@ -169,6 +177,7 @@ final class SegmentedFileSink {
 
     /// Writes one video packet; before the first keyframe nothing is written.
     func write(_ packet: EncodedPacket, video: CodecParameters, timeline: RecordingTimeline) throws {
+        guard !closedOnError else { return }
         if writer == nil {
             guard packet.isKeyframe else { return }
             fileBase = packet.dts
@@ -189,6 +198,8 @@ final class SegmentedFileSink {
             let sound = try audio?.begin(at: packet.dts * 1000)
             try ending.finish()
             bytesBefore += ending.bytesWritten
+            framesBefore = frames
+            audioPacketsBefore += ending.audioPacketsWritten
             writer = nil
             changed(.segmentFinished(path: ending.path))
             index += 1
@@ -215,6 +226,29 @@ final class SegmentedFileSink {
         try writer?.finish()
     }
 
-    /// After an error: the file keeps the fragments written (still playable).
-    func closeKeepingFragments() { writer?.closeKeepingFragments() }
+    /// After an error: the current file keeps its complete fragments (cut
+    /// back to the last one, counted by reading it back) or, holding no
+    /// frame, is removed. `frames`, `audioPackets` and `bytes` then say what
+    /// the files hold.
+    func closeKeepingFragments() {
+        closedOnError = true
+        guard let ending = writer, let kept = ending.closeKeepingFragments() else { return }
+        writer = nil
+        frames = framesBefore + kept.videoPackets
+        audioPacketsBefore += kept.audioPackets
+        bytesBefore += kept.bytes
+        notes += kept.notes
+        if let last = kept.lastVideoMicroseconds {
+            keptDuration = .microseconds(last + (startsAtFirstPacket ? segmentBase - fileBase : -fileBase))
+        } else if kept.videoPackets == 0 {
+            keptDuration = .microseconds(max(0, segmentBase - fileBase))
+        }
+    }
+
+    /// Closed after an error: nothing more is written.
+    private var closedOnError = false
+
+    /// After a close on an error: the media time the files hold, first
+    /// frame at zero to the last frame (nil: as recorded).
+    private(set) var keptDuration: Duration?
 }

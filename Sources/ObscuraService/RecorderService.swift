@@ -440,6 +440,7 @@ public actor RecorderService {
                 status.lastRecording = path
                 let seconds = String(format: "%.1f", p.duration.seconds)
                 let sound = p.audio.isEmpty ? "" : ", audio \(p.audio) (\(p.audioPackets) packets, drift corrected by \(p.audioCompensatedSamples) samples)"
+                for note in p.fileNotes { logger.warning("\(note)") }
                 logger.notice("recording finished: \(path), \(p.frames) frames, \(seconds) s, dropped \(p.droppedFrames), camera skipped \(p.skippedFrames)\(sound), \(reason)")
                 recordingFinished(reason)
             case .started:
@@ -520,7 +521,11 @@ public actor RecorderService {
                 do { try await offPool { try Syscalls.writeDurably(data, to: file, via: partial, mode: 0o640) } } catch {
                     return .failure(PhotoFailure(message: "cannot write \(file): \(error)"))
                 }
-                try await offPool { try Checksum.write(for: file) }
+                // The photo is kept; a checksum that cannot be written (a full disk) is said.
+                do { try await offPool { try Checksum.write(for: file) } } catch {
+                    logger.warning("\(file): no checksum: \(error)")
+                    status.lastError = "\(file): no checksum: \(error)"
+                }
             }
             status.photos += 1
             let lag = photo.resolvedSettings.shutterLag.map { String(format: "%.1f ms", Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1000) } ?? "?"

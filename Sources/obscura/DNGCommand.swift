@@ -35,8 +35,9 @@ struct DNGCommand: AsyncParsableCommand {
             guard let frameSize = PixelSize(parsing: size) else { throw UserFacingError("cannot read size \"\(size)\"; write WIDTHxHEIGHT") }
             let raw = try RawNode.capture(node: node, pattern: pattern, bits: bits, size: frameSize)
             let data = try DNGWriter.data(for: raw, model: node, previewWidth: noPreview ? nil : 256)
-            try data.write(to: URL(fileURLWithPath: output + ".partial"))
-            guard rename(output + ".partial", output) == 0 else { throw UserFacingError("cannot rename \(output).partial to \(output)") }
+            do { try Syscalls.writeDurably(data, to: output, via: output + ".partial") } catch {
+                throw UserFacingError("the DNG was not kept: \(error)")
+            }
             Log.output("dng \(output): \(raw.size) \(raw.pattern) \(raw.bitsPerSample)-bit, \(data.count / 1024) KiB")
         }
     }

@@ -113,8 +113,10 @@ struct PhotoCommand: AsyncParsableCommand {
                 var name = settings.bracket.count > 1 ? stemOf + "-\(exposure)" : stemOf
                 name += photo.isRawPhoto ? ".dng" : (ext.isEmpty ? ".jpg" : "." + ext)
                 let data = photo.fileDataRepresentation()
-                try data.write(to: URL(fileURLWithPath: name + ".partial"))
-                guard rename(name + ".partial", name) == 0 else { throw UserFacingError("cannot rename \(name).partial to \(name)") }
+                // Whole or not at all: a write that fails (a full disk) leaves no partial file.
+                do { try Syscalls.writeDurably(data, to: name, via: name + ".partial") } catch {
+                    throw UserFacingError("the photo was not kept: \(error)")
+                }
                 let lag = photo.resolvedSettings.shutterLag.map { String(format: "%.1f ms", $0.seconds * 1000) } ?? "?"
                 let shot = settings.bracket.isEmpty ? "" : ", \(settings.bracket[exposure - 1])"
                 let kind = photo.isRawPhoto ? "DNG \(settings.rawPixelFormat.map(\.description) ?? "")" : "JPEG"

@@ -236,7 +236,9 @@ struct RecordCommand: AsyncParsableCommand {
         }
         guard let (reason, p) = summary else { throw UserFacingError("the recording ended without a result") }
         if let why = signals.reason { Log.note(why) }
+        for note in p.fileNotes { Log.note(note) }
         if p.frames == 0, case .error(let why) = reason { throw UserFacingError("nothing recorded: \(why)") }
+        if p.frames == 0, reason == .diskFull { throw UserFacingError("nothing recorded: the disk is full; no file was kept") }
         guard p.frames > 0 else { throw UserFacingError("the camera delivered no frames; \(output) holds none (\(reason))") }
         let length = p.duration.seconds + (p.frameRate > 0 ? 1 / p.frameRate : 0)
         print("recorded \(output): \(p.frames) frames, \(p.size.map(\.description) ?? "?") \(p.encoder), "
@@ -342,6 +344,7 @@ extension RecordCommand {
                 writer.startSession(atSourceTime: frame.timestampNanoseconds)
             }
             if Double(frame.timestampNanoseconds &- start!) >= duration * 1e9 || signals.reason != nil { break }
+            if writer.status == .failed { break }
             if input.isReadyForMoreMediaData, input.append(frame) { last = frame.timestampNanoseconds }
             if input.appendedFrameCount == 1, let name = input.encoderName {
                 Log.note("encoder \(name) [\(input.encoderChoice)]")
