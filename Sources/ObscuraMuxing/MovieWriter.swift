@@ -181,6 +181,12 @@ public final class MovieWriter {
         bytesWritten += Int(raw.pointee.size)
         try check(av_interleaved_write_frame(context, raw), "av_interleaved_write_frame", partialPath)
         packetsWritten += 1
+        if packetsWritten == 1, container != .elementary {
+            // The first frame goes to the file at once, as a fragment (or
+            // cluster) of its own, rather than with the first second: a kill
+            // or power cut right after the start still leaves a playable file.
+            try check(av_write_frame(context, nil), "av_write_frame (flush)", partialPath)
+        }
         wholeSoFar()
         syncWhatWasWritten()
     }

@@ -164,8 +164,16 @@ public actor RecorderService {
                 }
                 let final = configuration.recordingsFolder + "/" + finalName
                 guard !FileManager.default.fileExists(atPath: final) else { continue }
+                // A recording cut before its first frame reached the file is
+                // only a header: it is not a recording, and goes.
+                let held = (try? await offPool { MovieReader.countPackets(partial) }) ?? nil
+                guard let held, held.video > 0 else {
+                    unlink(partial)
+                    logger.warning("removed \(partial): an interrupted recording with no frame in it")
+                    continue
+                }
                 if rename(partial, final) == 0 {
-                    logger.notice("recovered an interrupted recording: \(final)")
+                    logger.notice("recovered an interrupted recording: \(final), \(held.video) frames")
                     do { try await offPool { try Checksum.write(for: final) } } catch { logger.error("no checksum for \(final): \(error)") }
                 } else {
                     logger.error("cannot recover \(partial): \(String(cString: strerror(errno)))")

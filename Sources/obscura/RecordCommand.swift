@@ -198,6 +198,7 @@ struct RecordCommand: AsyncParsableCommand {
             let held = movie.preRecordStatus
             Log.note(String(format: "triggered; the buffer holds %.2f s (%d frames, %d KiB)", held.held.seconds, held.frames, held.bytes / 1024))
         }
+        try Self.checkLeftover(output + ".partial")
         let events = try movie.startRecording(to: output, settings: settings)
         if preRecord == nil {
             try session.startRunning()
@@ -254,6 +255,19 @@ struct RecordCommand: AsyncParsableCommand {
         case .stopped, .maximumDurationReached, .maximumFileSizeReached: break
         default: throw ExitCode(3)
         }
+    }
+
+    /// A `.partial` left by a recording that was killed: one with no frame
+    /// is removed (and said); one with frames is a recording that plays, and
+    /// is not overwritten.
+    static func checkLeftover(_ partial: String) throws {
+        guard FileManager.default.fileExists(atPath: partial) else { return }
+        guard let held = MovieReader.countPackets(partial), held.video > 0 else {
+            unlink(partial)
+            Log.note("removed \(partial): left by an interrupted recording, with no frame in it")
+            return
+        }
+        throw UserFacingError("\(partial) holds \(held.video) frames of an interrupted recording (it plays as it is); move or remove it first")
     }
 
     /// Sets the camera to `rate` when asked and the camera has a frame-rate
@@ -329,6 +343,7 @@ extension RecordCommand {
         if let keyframeInterval { settings.maxKeyFrameInterval = keyframeInterval }
         settings.preset = preset
         settings.threads = threads
+        try Self.checkLeftover(output + ".partial")
         let writer = try AssetWriter(path: output, fileType: fileType)
         let input = AssetWriterInput(outputSettings: settings, encoders: encoders)
         input.expectsMediaDataInRealTime = true

@@ -1,0 +1,127 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+
+/// Kills `obscura record` with SIGKILL at 100 instants per container, spread
+/// over its first three seconds (from before the camera has started to well
+/// into the recording), two recordings at a time. What a kill leaves is read
+/// by two independent demuxers, FFmpeg's (ffprobe, decoding every frame) and
+/// GStreamer's (qtdemux or matroskademux, decoded by avdec_h264):
+/// - nothing at all; or
+/// - a `.partial` that both read, with the same frames, missing at most the
+///   last second the recording reported; or
+/// - a `.partial` with no frame in it, which the next `record` to that name
+///   removes, saying so.
+/// A killed recording never has its final name.
+@Suite(.serialized) struct CrashSafetyTests {
+    let obscura = packageRoot + "/.build/debug/obscura"
+    static let trials = 100
+
+    struct Trial: Sendable {
+        var delay = 0.0
+        var reported = 0
+        var left = "nothing"
+        var ffmpegFrames: Int?
+        var ffmpegSaid = ""
+        var gstreamerFrames: Int?
+        var gstreamerStatus: Int32 = 0
+        var finalNameExists = false
+        var cleanup = ""
+    }
+
+    /// Frames FFmpeg decodes in `file` (nil: it could not read it) and what it said.
+    static func ffmpegFrames(_ file: String) -> (Int?, String) {
+        guard let r = try? runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_frames",
+                                                  "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", file]) else { return (nil, "") }
+        return (r.status == 0 ? Int(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) : nil, r.stderr)
+    }
+
+    /// Frames GStreamer's demuxer hands its decoder, decoded, and its exit status.
+    static func gstreamerFrames(_ file: String, container: String) -> (Int?, Int32) {
+        let demuxer = container == "mkv" ? "matroskademux" : "qtdemux"
+        guard let r = try? runProgram("gst-launch-1.0", ["-v", "filesrc", "location=\(file)", "!", demuxer, "name=d",
+                                                         "d.video_0", "!", "avdec_h264", "!", "fakesink", "silent=false"]) else { return (nil, -1) }
+        return (r.stdout.components(separatedBy: "last-message = chain").count - 1, r.status)
+    }
+
+    func trial(_ n: Int, container: String, in dir: String) -> Trial {
+        var t = Trial()
+        // Spread evenly over 0–3 s, each instant jittered within its slot.
+        t.delay = (Double(n) + Double.random(in: 0..<1)) * 3.0 / Double(Self.trials)
+        let file = "\(dir)/kill-\(n).\(container)"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: obscura)
+        process.arguments = ["record", "--camera", "synthetic", "--size", "640x480", "--duration", "60", "--output", file]
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        do { try process.run() } catch { t.left = "did not start: \(error)"; return t }
+        usleep(useconds_t(t.delay * 1e6))
+        kill(process.processIdentifier, SIGKILL)
+        let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        // The last progress line before the kill: "recording 2.1 s, 63 frames, …"
+        t.reported = log.split(separator: "\n").compactMap { line -> Int? in
+            guard line.contains("obscura: recording ") else { return nil }
+            let words = line.split(separator: " ")
+            guard let i = words.firstIndex(where: { $0.hasPrefix("frames") }), i > 0 else { return nil }
+            return Int(words[i - 1])
+        }.last ?? 0
+        t.finalNameExists = FileManager.default.fileExists(atPath: file)
+        let partial = file + ".partial"
+        guard FileManager.default.fileExists(atPath: partial) else { return t }
+        t.left = "partial"
+        (t.ffmpegFrames, t.ffmpegSaid) = Self.ffmpegFrames(partial)
+        (t.gstreamerFrames, t.gstreamerStatus) = Self.gstreamerFrames(partial, container: container)
+        if (t.ffmpegFrames ?? 0) == 0 {
+            // No frame: the next recording to that name removes it and says so.
+            let again = try? runProgram(obscura, ["record", "--camera", "synthetic", "--duration", "0.1", "--output", file])
+            t.cleanup = again?.stderr ?? ""
+            try? FileManager.default.removeItem(atPath: file)
+            try? FileManager.default.removeItem(atPath: file + ".sha256")
+        }
+        try? FileManager.default.removeItem(atPath: partial)
+        return t
+    }
+
+    @Test(arguments: ["mp4", "mov", "mkv"])
+    func aRecordingKilledAtAnyInstantLeavesAPlayableFileOrNothing(container: String) throws {
+        try #require(FileManager.default.isExecutableFile(atPath: obscura), "build first: swift build")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-kill-\(container)-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let results = Mutex<[Int: Trial]>([:])
+        // Two at a time, on threads of their own (each waits on its process).
+        DispatchQueue.concurrentPerform(iterations: 2) { worker in
+            for n in stride(from: worker, to: Self.trials, by: 2) {
+                let t = trial(n, container: container, in: dir)
+                results.withLock { $0[n] = t }
+            }
+        }
+        let all = results.withLock { $0 }
+        var played = 0, empty = 0, nothing = 0
+        for n in 0..<Self.trials {
+            let t = try #require(all[n])
+            let what = "\(container) #\(n), killed after \(String(format: "%.2f", t.delay)) s, \(t.reported) frames reported"
+            #expect(!t.finalNameExists, "a killed recording must not look finished: \(what)")
+            switch t.left {
+            case "nothing": nothing += 1
+            case "partial":
+                if let frames = t.ffmpegFrames, frames > 0 {
+                    played += 1
+                    #expect(t.gstreamerStatus == 0 && t.gstreamerFrames == frames,
+                            "\(what): FFmpeg decodes \(frames) frames, GStreamer \(t.gstreamerFrames ?? -1) (exit \(t.gstreamerStatus)); FFmpeg said: \(t.ffmpegSaid)")
+                    #expect(frames >= t.reported - 31, "\(what): \(frames) in the file")
+                } else {
+                    empty += 1
+                    #expect(t.cleanup.contains("removed \(dir)/kill-\(n).\(container).partial"), "\(what): a file with no frame: \(t.cleanup)")
+                }
+            default: Issue.record("\(what): \(t.left)")
+            }
+        }
+        print("\(container): \(played) played, \(empty) held no frame (removed by the next recording), \(nothing) left nothing")
+        #expect(played >= Self.trials / 2, "most kills come after the first frame")
+    }
+}
