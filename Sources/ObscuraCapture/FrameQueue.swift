@@ -35,7 +35,17 @@ public final class FrameQueue: Sendable {
         var wakePending = false
         var armed = false
         var accepting = true
+        /// Sequence numbers of the latest drops (at most `droppedKept`), so a
+        /// consumer can tell the frames it lost here from those the camera
+        /// never delivered. Cleared when the session restarts (numbering
+        /// starts again).
+        var droppedSequences: [UInt32] = []
+        mutating func noteDropped(_ sequence: UInt32) {
+            if droppedSequences.count >= FrameQueue.droppedKept { droppedSequences.removeFirst(droppedSequences.count / 2) }
+            droppedSequences.append(sequence)
+        }
     }
+    static let droppedKept = 4096
 
     public let policy: Policy
     private let state: Mutex<State>
@@ -67,6 +77,7 @@ public final class FrameQueue: Sendable {
             guard s.frames.count > s.capacity else { return [] }
             let surplus = Array(s.frames.prefix(s.frames.count - s.capacity))
             s.frames.removeFirst(surplus.count)
+            for frame in surplus { s.noteDropped(frame.sequence) }
             return surplus
         }
         if !dropped.isEmpty { dropCount.add(dropped.count, ordering: .relaxed) }
@@ -95,12 +106,17 @@ public final class FrameQueue: Sendable {
             }
             switch policy {
             case .latestOnly, .oneShot:
-                if let old = s.frames.first { released = old; dropped = true }
+                if let old = s.frames.first {
+                    released = old
+                    dropped = true
+                    s.noteDropped(old.sequence)
+                }
                 s.frames = [frame]
             case .bounded:
                 if s.frames.count >= s.capacity {
                     released = frame
                     dropped = true
+                    s.noteDropped(frame.sequence)
                 } else {
                     s.frames.append(frame)
                 }
@@ -178,7 +194,18 @@ public final class FrameQueue: Sendable {
     public var isClosed: Bool { state.withLock { $0.closed } }
 
     /// Opens the queue again (a session restarting).
-    public func reopen() { state.withLock { $0.closed = false } }
+    public func reopen() {
+        state.withLock { s in
+            s.closed = false
+            s.droppedSequences = []
+        }
+    }
+
+    /// How many frames numbered strictly between `after` and `before` this
+    /// queue dropped (among its latest drops).
+    public func dropped(after: UInt32, before: UInt32) -> Int {
+        state.withLock { s in s.droppedSequences.reduce(0) { $0 + ($1 > after && $1 < before ? 1 : 0) } }
+    }
 }
 
 /// Frames of a queue as an async sequence.

@@ -88,9 +88,13 @@ public struct RecordingProgress: Sendable, Equatable {
     /// Media time recorded (by the camera's timestamps, first frame at zero).
     public var duration: Duration = .zero
     public var bytes = 0
-    /// Frames the output's queue dropped (the encoder fell behind).
+    /// Frames the file lacks because the output's queue dropped them (the
+    /// encoder fell behind); drops before its first frame or after its last
+    /// are no hole in it and not counted.
     public var droppedFrames = 0
-    /// Frames the camera skipped (gaps in its sequence numbers).
+    /// Frames the file lacks because the camera never delivered them (gaps
+    /// in its sequence numbers the queue did not make). A missing frame is
+    /// counted here or in `droppedFrames`, never both.
     public var skippedFrames = 0
     public var copiesPerFrame = 0.0
     public var size: PixelSize?
@@ -367,7 +371,8 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                     format = frame.format
                     size = frame.size
                 }
-                guard let pts = timeline.pts(for: frame), timeline.place(frame, at: pts) else { continue }
+                guard let pts = timeline.pts(for: frame),
+                      timeline.place(frame, at: pts, dropped: { queue.dropped(after: $0, before: $1) }) else { continue }
                 for packet in try encoder!.encode(frame, ptsMicroseconds: pts, keyframe: false) {
                     ring.append(packet, timestamp: timeline.sensorTime(pts: packet.pts) ?? frame.timestampNanoseconds)
                 }
@@ -483,6 +488,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
         var encoder: (any VideoEncoder)? = carry?.encoder
         var timeline = carry?.timeline ?? RecordingTimeline()
         let skippedBefore = timeline.skippedFrames
+        let droppedBefore = timeline.droppedFrames
         var progress = RecordingProgress()
         var lastReport = ContinuousClock.now
         // Where the recording was asked for (encoder time, µs): limits count from there.
@@ -496,7 +502,6 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
         let directory = (path as NSString).deletingLastPathComponent
         // The queue and the copy counter live as long as the output: count
         // from this recording's start.
-        let dropsBefore = queue.drops
         let copiesBefore = copies.copies
         let framesBefore = copies.frames
 
@@ -507,7 +512,9 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
             if let audio = sink.audio { progress.audioCompensatedSamples = audio.compensatedSamples }
             progress.audioDrops = state.withLock { $0.audioDrops }
             progress.encoderCPU = .nanoseconds(Int64(encoderCPU))
-            progress.droppedFrames = queue.drops - dropsBefore
+            // Drops that left a hole in the file, not those before its first
+            // frame or after its last (the camera's own gaps are `skipped`).
+            progress.droppedFrames = timeline.droppedFrames - droppedBefore
             let encoded = copies.frames - framesBefore
             progress.copiesPerFrame = encoded == 0 ? 0 : Double(copies.copies - copiesBefore) / Double(encoded)
             let p = progress
@@ -620,7 +627,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                     reason = .maximumDurationReached
                     break loop
                 }
-                guard timeline.place(frame, at: pts) else { continue }
+                guard timeline.place(frame, at: pts, dropped: { queue.dropped(after: $0, before: $1) }) else { continue }
                 progress.skippedFrames = timeline.skippedFrames - skippedBefore
                 let forceKeyframe = sink.needsKeyframe(at: pts) || waitingForKeyframe
                 waitingForKeyframe = false

@@ -23,7 +23,11 @@ struct RecordingTimeline: Sendable {
     /// The usual distance between frames, from the last two placed.
     private(set) var lastInterval: UInt64 = 33_333_333
     private(set) var isPaused = false
+    /// Frames missing from what was placed: those the camera never
+    /// delivered, and those an output's queue dropped (`place` is told which
+    /// of a gap's numbers were dropped). Each missing frame is counted once.
     private(set) var skippedFrames = 0
+    private(set) var droppedFrames = 0
 
     init(epoch: UInt64? = nil) { self.epoch = epoch }
 
@@ -49,11 +53,19 @@ struct RecordingTimeline: Sendable {
 
     /// Takes the frame at `pts` (from `pts(for:)`); false if it would not
     /// come after the last frame placed.
-    mutating func place(_ frame: VideoFrame, at pts: Int64) -> Bool {
+    /// `dropped(after, before)`: how many of the frames numbered strictly
+    /// between the two the output's queue dropped.
+    mutating func place(_ frame: VideoFrame, at pts: Int64,
+                        dropped: (UInt32, UInt32) -> Int = { _, _ in 0 }) -> Bool {
         guard pts > lastPTS else { return false }
         let t = frame.timestampNanoseconds
         let resumed = lastSequence == nil && lastTimestamp != nil
-        if let last = lastSequence, frame.sequence > last &+ 1 { skippedFrames += Int(frame.sequence &- last &- 1) }
+        if let last = lastSequence, frame.sequence > last &+ 1 {
+            let gap = Int(frame.sequence &- last &- 1)
+            let ours = min(gap, max(0, dropped(last, frame.sequence)))
+            droppedFrames += ours
+            skippedFrames += gap - ours
+        }
         lastSequence = frame.sequence
         lastPTS = pts
         if let last = lastTimestamp, !resumed, t > last { lastInterval = t - last }

@@ -272,6 +272,33 @@ private func path(_ name: String) -> String {
                    timestampNanoseconds: 1_000_000_000 + ms * 1_000_000)
     }
 
+    /// A frame missing from a recording is counted once: as dropped when the
+    /// output's own queue dropped it, else as skipped by the camera; drops
+    /// outside the recorded frames (before the first, after the last) are
+    /// not holes in the file and count as neither.
+    @Test func aMissingFrameIsCountedOnceAsDroppedOrSkipped() async throws {
+        let queue = FrameQueue(policy: .bounded(2))
+        // Frames 0 and 1 wait in the queue; 2 and 3 are dropped; 5 never came.
+        for n: UInt32 in [0, 1, 2, 3] { queue.push(frame(n, ms: UInt64(n) * 40)) }
+        #expect(queue.drops == 2)
+        var t = RecordingTimeline()
+        var placed: [UInt32] = []
+        func offer(_ f: VideoFrame) {
+            if let pts = t.pts(for: f), t.place(f, at: pts, dropped: { queue.dropped(after: $0, before: $1) }) { placed.append(f.sequence) }
+        }
+        while queue.count > 0, let f = await queue.next() { offer(f) }
+        for n: UInt32 in [4, 6, 7] { offer(frame(n, ms: UInt64(n) * 40)) }
+        queue.push(frame(8, ms: 320))
+        queue.push(frame(9, ms: 360))
+        queue.push(frame(10, ms: 400))   // dropped after the last frame placed
+        #expect(placed == [0, 1, 4, 6, 7])
+        #expect(t.droppedFrames == 2)    // 2 and 3
+        #expect(t.skippedFrames == 1)    // 5
+        #expect(queue.drops == 3)
+        queue.reopen()                   // a restarted camera numbers afresh
+        #expect(queue.dropped(after: 0, before: 100) == 0)
+    }
+
     /// The stage the movie output, its pre-record buffer and the asset
     /// writer share: pauses cut out whole, camera skips counted, time never
     /// backwards.

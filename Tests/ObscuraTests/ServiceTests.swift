@@ -255,11 +255,18 @@ private func write(_ text: String, _ name: String) -> String {
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
 
         // Interrupted recordings from earlier runs: one from before the
-        // partial folder existed, one in it; and an unfinished photo.
+        // partial folder existed, one in it (each with frames), one cut
+        // before its first frame (no frame in it); and an unfinished photo.
         try FileManager.default.createDirectory(atPath: "\(dir)/rec", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: "\(dir)/incoming", withIntermediateDirectories: true)
-        _ = FileManager.default.createFile(atPath: "\(dir)/rec/old.mp4.partial", contents: Data(count: 10))
-        _ = FileManager.default.createFile(atPath: "\(dir)/incoming/cut.mkv.partial", contents: Data(count: 20))
+        for (name, partial) in [("old.mp4", "\(dir)/rec/old.mp4.partial"), ("cut.mkv", "\(dir)/incoming/cut.mkv.partial")] {
+            let made = try runProgram(obscura, ["record", "--camera", "synthetic", "--size", "320x240", "--duration", "0.3",
+                                                "--output", "\(dir)/\(name)"])
+            try #require(made.status == 0, "\(made.stderr)")
+            try FileManager.default.moveItem(atPath: "\(dir)/\(name)", toPath: partial)
+            try FileManager.default.removeItem(atPath: "\(dir)/\(name).sha256")
+        }
+        _ = FileManager.default.createFile(atPath: "\(dir)/incoming/empty.mp4.partial", contents: Data(count: 20))
         _ = FileManager.default.createFile(atPath: "\(dir)/incoming/half.jpg.partial", contents: Data(count: 5))
 
         let process = Process()
@@ -295,12 +302,15 @@ private func write(_ text: String, _ name: String) -> String {
         #expect(FileManager.default.fileExists(atPath: "\(dir)/rec/cut.mkv"))
         let sums = try runProgram("/usr/bin/sha256sum", ["-c", "old.mp4.sha256", "cut.mkv.sha256"], cwd: "\(dir)/rec")
         #expect(sums.status == 0 && sums.stdout == "old.mp4: OK\ncut.mkv: OK\n", "\(sums.stdout)\(sums.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(dir)/incoming").isEmpty)  // the half photo dropped
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(dir)/incoming").isEmpty)  // the half photo and the empty recording dropped
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/rec/empty.mp4"))
         process.terminate()
         process.waitUntilExit()
         #expect(process.terminationStatus == 0)
         let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(log.contains("the board profile wires no GPIO"))
+        #expect(log.contains("recovered an interrupted recording: \(dir)/rec/old.mp4, "), "\(log)")
+        #expect(log.contains("removed \(dir)/incoming/empty.mp4.partial: an interrupted recording with no frame in it"), "\(log)")
         #expect(!FileManager.default.fileExists(atPath: "\(dir)/control.sock"))
     }
 
