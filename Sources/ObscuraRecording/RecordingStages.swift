@@ -35,9 +35,23 @@ final class AudioTrack {
     /// Samples added or removed to follow the camera's clock (current file).
     var compensatedSamples: Int64 { encoder?.compensatedSamples ?? 0 }
 
+    /// The part of `buffer` (at encoder time `t`) before `end`; nil when none.
+    static func part(of buffer: AudioBuffer, at t: Int64, before end: Int64?) -> AudioBuffer? {
+        guard let end else { return buffer }
+        guard t < end else { return nil }
+        let rate = Int64(buffer.format.sampleRate)
+        let keep = Int((end - t) * rate / 1_000_000_000)
+        guard keep < buffer.frames else { return buffer }
+        guard keep > 0 else { return nil }
+        return AudioBuffer(format: buffer.format, samples: Array(buffer.samples.prefix(keep * buffer.format.channels)),
+                           timestampNanoseconds: buffer.timestampNanoseconds, sampleIndex: buffer.sampleIndex)
+    }
+
     /// A file begins at `origin` (ns of encoder time): a fresh encoder.
     /// Returns its parameters for the file's audio stream.
     func begin(at origin: Int64) throws -> CodecParameters {
+        videoEnd = nil
+        waiting = []  // the new file replays what it needs from `recent`
         let fresh = try AudioEncoder(settings: settings, inputFormat: format, origin: origin)
         encoder = fresh
         return fresh.codecParameters
@@ -48,19 +62,41 @@ final class AudioTrack {
         guard let encoder else { return }
         for (buffer, t) in recent
         where t + Int64(buffer.frames) * 1_000_000_000 / Int64(buffer.format.sampleRate) > encoder.origin {
-            for packet in try encoder.encode(buffer, ptsNanoseconds: t) { try write(packet, to: writer) }
+            guard let part = Self.part(of: buffer, at: t, before: videoEnd) else { continue }
+            for packet in try encoder.encode(part, ptsNanoseconds: t) { try write(packet, to: writer) }
         }
     }
 
-    /// Places periods on the timeline; encoded into `writer` when a file is
-    /// open, else kept for its start.
-    func take(_ buffers: [AudioBuffer], timeline: RecordingTimeline, writer: MovieWriter?) throws {
+    /// Where the current file's picture ends (encoder time, ns), once known:
+    /// sound from then on stays out of the file, so its track ends with the
+    /// video (within the encoder's last frame) rather than a period or more
+    /// after it. Set when a file is about to end; a new file clears it.
+    var videoEnd: Int64?
+
+    /// Sound placed but not yet encoded: it waits for the picture, whose
+    /// packets come out of the video encoder later than the sound is
+    /// captured, so that a file's track never runs ahead of its video and a
+    /// file that ends (a segment boundary, the end) ends its sound with it.
+    private var waiting: [(buffer: AudioBuffer, t: Int64)] = []
+
+    /// Places periods on the timeline; encoded into `writer` (when a file is
+    /// open) as far as the video written so far (`videoUpTo`, encoder time
+    /// ns; nil: all of it), and kept for the start of a file.
+    func take(_ buffers: [AudioBuffer], timeline: RecordingTimeline, writer: MovieWriter?, videoUpTo: Int64?) throws {
         for buffer in buffers {
             guard let t = timeline.audioTime(buffer.timestampNanoseconds) else { continue }
-            if let encoder, let writer {
-                for packet in try encoder.encode(buffer, ptsNanoseconds: t) { try write(packet, to: writer) }
-            }
+            if encoder != nil, writer != nil { waiting.append((buffer, t)) }
             recent.append((buffer, t))
+        }
+        if let encoder, let writer {
+            var taken = 0
+            for (buffer, t) in waiting {
+                if let limit = videoUpTo, t >= limit { break }
+                taken += 1
+                guard let part = Self.part(of: buffer, at: t, before: videoEnd) else { continue }
+                for packet in try encoder.encode(part, ptsNanoseconds: t) { try write(packet, to: writer) }
+            }
+            waiting.removeFirst(taken)
         }
         if let newest = recent.last?.t, let cut = recent.firstIndex(where: { newest - $0.t <= 5_000_000_000 }), cut > 0 {
             recent.removeFirst(cut)
@@ -169,10 +205,16 @@ final class SegmentedFileSink {
         return true
     }
 
-    /// Encodes the sound captured so far onto `timeline`.
-    func takeSound(_ timeline: RecordingTimeline) throws {
+    /// The newest video frame's time written to the current file (encoder
+    /// time, µs).
+    private var newestVideoPTS: Int64?
+
+    /// Encodes the sound captured so far onto `timeline`, as far as the
+    /// video written (`all`: everything, the file is ending).
+    func takeSound(_ timeline: RecordingTimeline, all: Bool = false) throws {
         let buffers = sound()
-        try audio?.take(buffers, timeline: timeline, writer: writer)
+        try audio?.take(buffers, timeline: timeline, writer: writer,
+                        videoUpTo: all ? nil : (newestVideoPTS.map { $0 * 1000 } ?? Int64.min))
     }
 
     /// Writes one video packet; before the first keyframe nothing is written.
@@ -192,8 +234,10 @@ final class SegmentedFileSink {
             changed(.opened(path: opened.path))
         } else if keyframeRequested, packet.isKeyframe, packet.pts >= nextBoundary, let ending = writer {
             // The boundary keyframe starts the next file. Sound captured so
-            // far ends the current one; the next gets a fresh encoder.
-            try takeSound(timeline)
+            // far, up to the boundary, ends the current one; the next gets a
+            // fresh encoder.
+            audio?.videoEnd = packet.dts * 1000
+            try takeSound(timeline, all: true)
             try audio?.end(into: ending)
             let sound = try audio?.begin(at: packet.dts * 1000)
             try ending.finish()
@@ -214,14 +258,19 @@ final class SegmentedFileSink {
             nextBoundary += segmentLength ?? 0
             keyframeRequested = false
         }
+        newestVideoPTS = max(newestVideoPTS ?? packet.pts, packet.pts)
         if segmentBase != 0 { packet.rebase(by: segmentBase) }
         try writer!.write(packet)
         frames += 1
     }
 
-    /// Ends the recording: the last sound, the trailer, fsync, the final name.
+    /// Ends the recording: the last sound (up to the end of the last frame),
+    /// the trailer, fsync, the final name.
     func finish(_ timeline: RecordingTimeline) throws {
-        try takeSound(timeline)
+        if timeline.lastPTS >= 0 {
+            audio?.videoEnd = timeline.lastPTS * 1000 + Int64(timeline.lastInterval)
+        }
+        try takeSound(timeline, all: true)
         try audio?.end(into: writer)
         try writer?.finish()
     }

@@ -121,6 +121,26 @@ import TestSupport
             #expect(streams.stdout.contains("h264,video") && streams.stdout.contains(codec == .aac ? "aac,audio" : "opus,audio"), "\(streams.stdout)")
             let length = Double(try runProgram("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path])
                 .stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+            // The sound ends with the picture, within one audio frame
+            // (AAC: 1024 samples, Opus: 960), by the packets' own times.
+            let packets = try runProgram("ffprobe", ["-v", "error", "-show_entries", "packet=codec_type,pts_time,duration_time",
+                                                     "-of", "csv=p=0", path]).stdout
+            let frame = (codec == .aac ? 1024.0 : 960.0) / 48_000
+            var times: [String: [Double]] = [:]
+            for line in packets.split(separator: "\n") {
+                let f = line.split(separator: ",")
+                guard f.count >= 2, let pts = Double(f[1]) else { continue }
+                times[String(f[0]), default: []].append(pts)
+            }
+            // A packet lasts until the next; the last video frame one usual interval, the last audio packet one frame.
+            var ends: [String: Double] = [:]
+            if let v = times["video"]?.sorted(), v.count >= 2 { ends["video"] = v[v.count - 1] + (v[v.count - 1] - v[v.count - 2]) }
+            if let a = times["audio"]?.max() { ends["audio"] = a + frame }
+            if let video = ends["video"], let audio = ends["audio"] {
+                #expect(abs(audio - video) <= frame + 0.001, "\(path): the sound ends at \(audio) s, the picture at \(video) s")
+            } else {
+                Issue.record("\(path): no packet times: \(ends)")
+            }
             let found = try beepTimes(in: path)
             let expected = beeps.withLock { $0 }.map { Double(Int64($0) - Int64(zero)) / 1e9 }.filter { $0 > 0.05 && $0 < length - 0.2 }
             for e in expected {
