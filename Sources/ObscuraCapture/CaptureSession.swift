@@ -29,8 +29,8 @@ import struct Synchronization.Atomic
 /// Thread-safety: calls are serialised on the session; frames are pushed into
 /// output queues on the camera's thread; events arrive on `events()` streams.
 ///
-/// `@unchecked Sendable`: `lock` guards every stored `var` but `watchdog`,
-/// which is touched only on the `work` queue; `audio` is a mutex of its own;
+/// `@unchecked Sendable`: `lock` guards every stored `var` but `watchdog` and
+/// `toldStillThere`, which are touched only on the `work` queue; `audio` is a mutex of its own;
 /// the counters are atomics; the `let`s are immutable.
 public final class CaptureSession: @unchecked Sendable {
     public enum Preset: String, Sendable, CaseIterable {
@@ -102,6 +102,8 @@ public final class CaptureSession: @unchecked Sendable {
     /// exposure settles, and a busy board starts slower still.
     public static let firstFrameTimeout: Duration = .seconds(5)
     private var watchdog: (any DispatchSourceTimer)?
+    /// Said once per interruption that a silent camera's device is still there (work queue only).
+    private var toldStillThere = false
     /// True while the camera is closed after announcing it went away.
     private var availabilityClosed = false
     /// How long without a frame counts as an interruption.
@@ -556,12 +558,24 @@ public final class CaptureSession: @unchecked Sendable {
         }
     }
 
-    /// On the work queue.
+    /// On the work queue. A camera whose device is still there is only slow
+    /// (a starved board, a pipeline catching up): it is waited for, checked
+    /// again every second, and the interruption ends with its next frame.
+    /// One whose device is gone is given up.
     private func abandonIfStillSilent() {
         guard let device = lock.withLock({ _ -> CaptureDevice? in
             _state == .interrupted && !availabilityClosed ? _input?.device : nil
         }) else { return }
-        log("the camera stayed silent: it is given up and its backend started afresh")
+        guard device.source.deviceVanished else {
+            if !toldStillThere {
+                toldStillThere = true
+                log("the camera is silent but its device is still there: waiting for its frames")
+            }
+            work.asyncAfter(deadline: .now() + 1) { [weak self] in self?.abandonIfStillSilent() }
+            return
+        }
+        toldStillThere = false
+        log("the camera stayed silent and its device is gone: it is given up and its backend started afresh")
         let listed = device.source.abandonAndRecover()
         device.stopped()
         for c in connections { c.output.cameraLost() }
@@ -576,7 +590,10 @@ public final class CaptureSession: @unchecked Sendable {
             _state = .running
             return true
         }
-        if ended { emit(.interruptionEnded) }
+        if ended {
+            toldStillThere = false
+            emit(.interruptionEnded)
+        }
     }
 
     /// On the work queue: the camera is back; restart as configured.

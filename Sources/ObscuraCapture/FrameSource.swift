@@ -27,6 +27,14 @@ public protocol FrameSource: AnyObject, Sendable {
     func abandonAndRecover() -> Bool
     /// Whether the camera is listed now.
     var isListed: Bool { get }
+    /// Whether the device behind a silent camera is gone (so it must be
+    /// abandoned), rather than merely slow (so it is waited for).
+    var deviceVanished: Bool { get }
+}
+
+extension FrameSource {
+    /// A source that cannot tell is taken to be gone once silent.
+    public var deviceVanished: Bool { true }
 }
 
 /// A libcamera camera as a frame source.
@@ -109,4 +117,12 @@ public final class LibcameraSource: FrameSource {
     }
 
     public var isListed: Bool { manager.cameras.contains { $0.id == id } }
+
+    /// A camera's V4L2 and media nodes stay open while it is acquired; when
+    /// its device is unbound or unplugged they are removed, and the open
+    /// descriptors show it. (libcamera 0.0.3 reports no such removal for
+    /// platform devices such as vimc.)
+    public var deviceVanished: Bool {
+        !Syscalls.vanishedOpenNodes(prefixes: ["/dev/video", "/dev/media", "/dev/v4l-subdev"]).isEmpty
+    }
 }

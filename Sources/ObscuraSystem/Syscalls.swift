@@ -115,6 +115,26 @@ extension Syscalls {
         return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 
+    /// Device nodes this process holds open whose node has been removed (the
+    /// device was unbound or unplugged while open: /proc shows the link as
+    /// "PATH (deleted)"), among those whose path starts with one of
+    /// `prefixes`.
+    public static func vanishedOpenNodes(prefixes: [String]) -> [String] {
+        guard let dir = opendir("/proc/self/fd") else { return [] }
+        defer { closedir(dir) }
+        var found: [String] = []
+        var target = [CChar](repeating: 0, count: 4096)
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.first?.isNumber == true else { continue }
+            let n = readlink("/proc/self/fd/" + name, &target, target.count - 1)
+            guard n > 0 else { continue }
+            let path = String(decoding: target[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if path.hasSuffix(" (deleted)"), prefixes.contains(where: { path.hasPrefix($0) }) { found.append(path) }
+        }
+        return found
+    }
+
     /// An anonymous memory file (memfd), for buffers that behave like dmabufs.
     public static func memfd(_ name: String, size: Int) throws(SystemError) -> OwnedFileDescriptor {
         let fd = obscura_memfd(name)
