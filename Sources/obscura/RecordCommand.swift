@@ -211,6 +211,7 @@ struct RecordCommand: AsyncParsableCommand {
             case .started:
                 let p = movie.progress
                 Log.note("encoder \(p.encoder); frames \(p.path) [\(p.encoderChoice)]")
+                if let zero = p.timeZeroNanoseconds { Log.note("file opened: time zero \(zero) ns (CLOCK_MONOTONIC)") }
                 if let saveFrame {
                     for await frame in grab.frames {
                         try FrameFile.writePPM(saveFrame, frame: frame)

@@ -1,0 +1,26 @@
+import Foundation
+import Testing
+import TestSupport
+
+extension VirtualBoardTests {
+/// Power cuts while recording onto a real block device (bench/power-cut: an
+/// ext4 filesystem on a virtio disk, the board's power cut at a random
+/// moment with no sync): the filesystem is clean after every cut, and the
+/// recording loses at most one second, with vimc and with the test pattern
+/// at 10 and 30 fps.
+@Suite struct PowerCutBoardTests {
+    @Test func aPowerCutLosesAtMostOneSecondAndLeavesACleanFilesystem() throws {
+        let result = try runProgram(packageRoot + "/bench/power-cut", ["--cuts", "6"], cwd: packageRoot)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        let cuts = lines.filter { $0.hasPrefix("cut ") && $0.contains(": ") }
+        #expect(cuts.count == 6, "\(result.stdout)\(result.stderr)")
+        for cut in cuts {
+            #expect(cut.contains("filesystem clean: yes"), "\(cut)")
+            let lost = cut.components(separatedBy: "lost ").last?.split(separator: " ").first.flatMap { Double($0) }
+            #expect(lost.map { $0 <= 1.0 } == true, "\(cut)")
+            #expect(!cut.contains("(0 frames)"), "\(cut)")
+        }
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+    }
+}
+}
