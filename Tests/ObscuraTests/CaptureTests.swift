@@ -82,7 +82,12 @@ private func session(_ camera: SyntheticCamera, outputs: [VideoDataOutput], pres
         for (f, d) in later { #expect(f.pixelDigest() == d, "frame \(f.sequence) was handed out again while held") }
 
         try s.setSessionPreset(.hd1280x720)
-        var sizes = Set<PixelSize>()
+        // Frames queued before the change (the queue holds two) may still
+        // come first; once a frame of the new configuration has come, only
+        // such frames follow.
+        var first = try await next()
+        for _ in 0..<2 where first.size != PixelSize(width: 1280, height: 720) { first = try await next() }
+        var sizes: Set<PixelSize> = [first.size]
         for _ in 0..<8 { sizes.insert(try await next().size) }
         #expect(sizes == [PixelSize(width: 1280, height: 720)])
         for (f, d) in later {
