@@ -85,9 +85,12 @@ private func session(_ camera: SyntheticCamera, outputs: [VideoDataOutput], pres
         // Frames queued before the change (the queue holds two) may still
         // come first; once a frame of the new configuration has come, only
         // such frames follow.
-        var first = try await next()
-        for _ in 0..<2 where first.size != PixelSize(width: 1280, height: 720) { first = try await next() }
-        var sizes: Set<PixelSize> = [first.size]
+        var sizes = Set<PixelSize>()
+        do {  // (the frame is let go at the end of this block)
+            var first = try await next()
+            for _ in 0..<2 where first.size != PixelSize(width: 1280, height: 720) { first = try await next() }
+            sizes.insert(first.size)
+        }
         for _ in 0..<8 { sizes.insert(try await next().size) }
         #expect(sizes == [PixelSize(width: 1280, height: 720)])
         for (f, d) in later {
