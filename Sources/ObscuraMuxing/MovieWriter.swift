@@ -253,13 +253,18 @@ public final class MovieWriter {
         output = nil
         checksumHashedWhileWriting = digest != nil
         if rename(partialPath, path) != 0 { throw SystemError.errno("rename", "\(partialPath) → \(path)") }
+        syncFolder()
+        // The recording is final; a checksum that cannot be written (a full
+        // disk) is said, not turned into a failed recording.
+        do { try Checksum.write(for: path, digest: digest) } catch { checksumError = "\(error)" }
+    }
+
+    /// Makes the rename to the final name durable: fsync of the folder.
+    private func syncFolder() {
         let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
         if let dir = try? Syscalls.open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY) {
             try? Syscalls.fsync(dir.rawValue, path: directory)
         }
-        // The recording is final; a checksum that cannot be written (a full
-        // disk) is said, not turned into a failed recording.
-        do { try Checksum.write(for: path, digest: digest) } catch { checksumError = "\(error)" }
     }
 
     /// Whether the checksum came from hashing the bytes as they were written
@@ -325,10 +330,7 @@ public final class MovieWriter {
             result.path = partialPath
             result.notes.append("\(path): \(SystemError.errno("rename", "\(partialPath) → \(path)"))")
         } else {
-            let directory = (path as NSString).deletingLastPathComponent
-            if let dir = try? Syscalls.open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY) {
-                try? Syscalls.fsync(dir.rawValue, path: directory)
-            }
+            syncFolder()
             do { try Checksum.write(for: path, digest: digest) } catch {
                 checksumError = "\(error)"
                 result.notes.append("\(path): no checksum: \(error)")
