@@ -226,31 +226,38 @@ public final class Puller: Sendable {
         }
         for (name, bytes) in resumed { note("resuming \(name) at \(bytes) bytes") }
 
-        // Progress: the part files grow in order.
-        let done = Atomic<Bool>(false)
-        let watcher = Thread { [self] in
-            var last: (index: Int, bytes: Int, time: ContinuousClock.Instant)?
-            while !done.load(ordering: .sequentiallyConsistent) {
-                let index = files.lastIndex { (Self.size(self.partPath($0)) ?? 0) > 0 } ?? 0
-                let file = files[index]
-                let bytes = Self.size(self.partPath(file)) ?? 0
-                let now = ContinuousClock.now
-                var rate = 0.0
-                if let last, last.index == index, now > last.time {
-                    let elapsed = (now - last.time) / .seconds(1)
-                    rate = Double(bytes - last.bytes) / elapsed
+        // Progress: the part files grow in order. Sampled twice a second on
+        // a thread of its own, told to stop through a wakeup and joined
+        // before the files are verified; it holds only what it reads.
+        let stop: Wakeup
+        do { stop = try Wakeup() } catch { throw RetrievalError("cannot watch the progress: \(error)") }
+        let parts = files.map { (file: $0, part: partPath($0)) }
+        let watcher: JoinableThread
+        do {
+            watcher = try JoinableThread(name: "pull progress") {
+                var last: (index: Int, bytes: Int, time: ContinuousClock.Instant)?
+                while !stop.isSignalled {
+                    let index = parts.lastIndex { (Self.size($0.part) ?? 0) > 0 } ?? 0
+                    let (file, part) = parts[index]
+                    let bytes = Self.size(part) ?? 0
+                    let now = ContinuousClock.now
+                    var rate = 0.0
+                    if let last, last.index == index, now > last.time {
+                        let elapsed = (now - last.time) / .seconds(1)
+                        rate = Double(bytes - last.bytes) / elapsed
+                    }
+                    last = (index, bytes, now)
+                    // Nothing to show while connecting.
+                    if bytes > 0 || index > 0 { progress(PullProgress(name: file.name, index: index + 1, count: parts.count, bytes: bytes, size: file.size,
+                                          bytesPerSecond: rate)) }
+                    _ = try? stop.wait(for: nil, timeout: .milliseconds(500))
                 }
-                last = (index, bytes, now)
-                // Nothing to show while connecting.
-                if bytes > 0 || index > 0 { progress(PullProgress(name: file.name, index: index + 1, count: files.count, bytes: bytes, size: file.size,
-                                      bytesPerSecond: rate)) }
-                Thread.sleep(forTimeInterval: 0.5)
             }
-        }
-        watcher.start()
-        defer { done.store(true, ordering: .sequentiallyConsistent) }
+        } catch { throw RetrievalError("cannot watch the progress: \(error)") }
+        defer { stop.signal(); watcher.join() }
         let (_, said) = try sftpWithErrors(batch)
-        done.store(true, ordering: .sequentiallyConsistent)
+        stop.signal()
+        watcher.join()
         for line in said.split(separator: "\n") where !line.trimmingCharacters(in: .whitespaces).isEmpty {
             note("sftp: \(line.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
@@ -355,14 +362,21 @@ public final class Puller: Sendable {
         try? input.fileHandleForWriting.close()
         // Both pipes drained together, so neither can fill and block sftp.
         let collected = Mutex<Data>(Data())
-        let reader = Thread {
-            let data = errors.fileHandleForReading.readDataToEndOfFile()
-            collected.withLock { $0 = data }
+        let errorsReader = errors.fileHandleForReading
+        let reader: JoinableThread
+        do {
+            reader = try JoinableThread(name: "sftp stderr") {
+                let data = errorsReader.readDataToEndOfFile()
+                collected.withLock { $0 = data }
+            }
+        } catch {
+            process.terminate()
+            process.waitUntilExit()
+            throw RetrievalError("cannot read sftp's messages: \(error)")
         }
-        reader.start()
         let out = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        while !reader.isFinished { Thread.sleep(forTimeInterval: 0.01) }
+        reader.join()
         let err = collected.withLock { String(decoding: $0, as: UTF8.self) }
         if cancelled.load(ordering: .sequentiallyConsistent) { throw RetrievalError("interrupted; run it again to resume") }
         guard process.terminationStatus == 0 else {
