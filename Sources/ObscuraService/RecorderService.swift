@@ -387,6 +387,7 @@ public actor RecorderService {
         s.averageBitRate = configuration.bitRate ?? profile.bitRate
         s.preset = profile.preset
         s.nominalFrameRate = frameRate
+        s.fragmentDuration = .checkedSeconds(configuration.fragmentSeconds)
         // The profile's order (e.g. the Pi 4's hardware encoder, then libx264).
         var kinds: [EncoderKind] = []
         for name in profile.encoders { if let k = EncoderKind(name: name), !kinds.contains(k) { kinds.append(k) } }

@@ -19,6 +19,8 @@ import ObscuraMuxing
 /// frame_rate = 30                 # default: the profile's; set on the camera (or the nearest it allows)
 /// bit_rate = 8000000              # default: the profile's
 /// segment_seconds = 300           # a new file every five minutes; 0: one file
+/// fragment_seconds = 0.5          # each fragment synced when complete: a power cut loses
+///                                 # about this much more than the encoder's latency
 /// pre_record_seconds = 5          # 0: off
 /// min_free_space_mb = 256
 /// quota_mb = 20000                # loop recording: oldest finished files go; 0: no quota
@@ -56,6 +58,7 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var frameRate: Double?
     public var bitRate: Int?
     public var segmentSeconds = 300
+    public var fragmentSeconds = 0.5
     public var preRecordSeconds = 0.0
     public var minFreeSpaceBytes = 256 << 20
     public var quotaBytes = 0
@@ -103,7 +106,7 @@ public struct ServiceConfiguration: Sendable, Equatable {
         frameRate = try reader.double("recording.frame_rate", Limits.frameRate)
         bitRate = try reader.int("recording.bit_rate", Limits.bitRate)
         segmentSeconds = try reader.int("recording.segment_seconds", Limits.configSegmentSeconds) ?? segmentSeconds
-        if segmentSeconds == 0 { segmentSeconds = 0 }
+        fragmentSeconds = try reader.double("recording.fragment_seconds", Limits.fragmentSeconds) ?? fragmentSeconds
         preRecordSeconds = try reader.double("recording.pre_record_seconds", Limits.configPreRecordSeconds) ?? 0
         minFreeSpaceBytes = (try reader.int("recording.min_free_space_mb", Limits.freeSpaceMegabytes) ?? 256) << 20
         quotaBytes = (try reader.int("recording.quota_mb", Limits.quotaMegabytes) ?? 0) << 20

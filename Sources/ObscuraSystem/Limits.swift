@@ -100,6 +100,9 @@ public enum Limits {
     public static let frameRate = Limit(1.0...240.0, "frames per second")
     public static let bitRate = Limit(100_000...100_000_000, "bits per second")
     public static let keyframeInterval = Limit(1...3600, "frames")
+    /// A fragment's (or Matroska cluster's) length: what a power cut loses
+    /// against how often the storage is written.
+    public static let fragmentSeconds = Limit(0.1...10.0, "seconds")
     public static let encoderThreads = Limit(0...64, "threads", special: "the encoder decides")
     public static let frameCount = Limit(1...100_000_000, "frames")
     public static let jpegQuality = Limit(1...100, "")

@@ -17,8 +17,9 @@ struct RecordCommand: AsyncParsableCommand {
         commandName: "record",
         abstract: "Record a clip from the camera into a movie file.",
         discussion: """
-        The file is written as <output>.partial (fragmented every second, so a \
-        killed process leaves a playable file) and renamed when the recording \
+        The file is written as <output>.partial (fragmented every half second, or \
+        --fragment seconds, each fragment synced to the storage as it completes, \
+        so a killed process or a power cut leaves a playable file) and renamed when the recording \
         finishes. SIGINT or SIGTERM stops the recording and finalizes it. A \
         progress line goes to standard error (rewritten in place on a terminal); \
         a one-line summary to standard output at the end. With --pre-record N the \
@@ -41,6 +42,8 @@ struct RecordCommand: AsyncParsableCommand {
     @Option(help: "Frame rate: the camera is set to it when it has a frame-rate control (refused outside the format's range), and the encoder plans for it. Default: the camera's own rate (30 when it does not say).")
     var frameRate: Double?
     @Option(help: "Most frames from one keyframe to the next; default: one second of frames.") var keyframeInterval: Int?
+    @Option(help: "Seconds per fragment (MKV: per cluster), each synced to the storage when complete: shorter loses less at a power cut and writes the storage more often.")
+    var fragment: Double = 0.5
     @Option(help: "Stop when the file reaches this many bytes.") var maxSize: Int?
     @Option(help: "Start a new file every this many seconds, at a keyframe (clip-0001.mp4, …).") var segment: Double?
     @Option(help: "Stop when the disk has less free space than this many bytes.") var minFreeSpace: Int = 32 << 20
@@ -71,6 +74,7 @@ struct RecordCommand: AsyncParsableCommand {
             try Limits.encoderThreads.check(threads, "--threads")
             try Limits.frameRate.check(ifGiven: frameRate, "--frame-rate")
             try Limits.keyframeInterval.check(ifGiven: keyframeInterval, "--keyframe-interval")
+            try Limits.fragmentSeconds.check(fragment, "--fragment")
             try Limits.fileBytes.check(ifGiven: maxSize, "--max-size")
             try Limits.segmentSeconds.check(ifGiven: segment, "--segment")
             try Limits.freeSpaceBytes.check(minFreeSpace, "--min-free-space")
@@ -173,6 +177,7 @@ struct RecordCommand: AsyncParsableCommand {
         settings.threads = threads
         settings.nominalFrameRate = try Self.applyFrameRate(frameRate, to: device)
         settings.maxKeyFrameInterval = keyframeInterval
+        settings.fragmentDuration = .checkedSeconds(fragment)
         settings.container = fileType
         settings.encoders = encoders
         settings.audio = AudioEncoderSettings(codec: audioCodecValue, bitRate: audioBitRate)
@@ -346,6 +351,7 @@ extension RecordCommand {
         settings.threads = threads
         try Self.checkLeftover(output + ".partial")
         let writer = try AssetWriter(path: output, fileType: fileType)
+        writer.fragmentDuration = .checkedSeconds(fragment)
         let input = AssetWriterInput(outputSettings: settings, encoders: encoders)
         input.expectsMediaDataInRealTime = true
         try writer.add(input)
