@@ -328,15 +328,19 @@ public final class Puller: Sendable {
 
     func partPath(_ file: RemoteFile) -> String { workspace + "/" + file.name + ".part" }
 
-    /// The argument vector for `sftp -b -`.
+    /// The argument vector for `sftp -b -`. The user's `--ssh-option`s come
+    /// first: ssh takes the first value given for an option, so they
+    /// override the defaults here (errors only, no prompt, a 15 s connect
+    /// limit, a keepalive).
     public func sftpArguments() -> [String] {
-        var args = ["-b", "-", "-q", "-o", "BatchMode=yes", "-o", "ConnectTimeout=15", "-o", "ServerAliveInterval=10"]
+        var args = ["-b", "-"]
+        for option in options.sshOptions { args += ["-o", option] }
+        args += ["-o", "LogLevel=ERROR", "-o", "BatchMode=yes", "-o", "ConnectTimeout=15", "-o", "ServerAliveInterval=10"]
         if let port = options.port { args += ["-P", String(port)] }
         if let identity = options.identity { args += ["-i", identity, "-o", "IdentitiesOnly=yes"] }
         if let knownHosts = options.knownHosts { args += ["-o", "UserKnownHostsFile=\(knownHosts)"] }
         if options.acceptNewHostKey { args += ["-o", "StrictHostKeyChecking=accept-new"] }
         if let limit = options.limitKbps { args += ["-l", String(limit)] }
-        for option in options.sshOptions { args += ["-o", option] }
         return args + [options.target]
     }
 
