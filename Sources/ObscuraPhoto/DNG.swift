@@ -218,7 +218,14 @@ public enum RawNode {
         var buffer = [UInt8](repeating: 0, count: bytes)
         var info = ov_frame_info()
         let rc = ov_capture_one(path, fourcc, UInt32(size.width), UInt32(size.height), UInt32(skip), &buffer, buffer.count, &info, &err, err.count)
-        guard rc == 0 else { throw DNGError.capture(message()) }
+        guard rc == 0 else {
+            // EPIPE at stream-on: the links and formats before the node do
+            // not give what it was set to.
+            if rc == -EPIPE {
+                throw DNGError.capture("\(message()): the pipeline feeding \"\(name)\" does not deliver \(size.width)x\(size.height) \(pattern) \(bits)-bit; set its sensor's format to that and enable the link with media-ctl")
+            }
+            throw DNGError.capture(message())
+        }
         guard info.fourcc == fourcc else {
             throw DNGError.capture("the node gives \(FourCC.string(info.fourcc)), not \(FourCC.string(fourcc)): set the sensor's format to match (media-ctl)")
         }

@@ -1,0 +1,90 @@
+import Foundation
+import Testing
+import TestSupport
+
+extension VirtualBoardTests {
+/// Every `obscura` command the README shows, run on the board as written,
+/// with only these changes: durations above 2 s become 2 s (`--seconds` 1),
+/// the Raspberry Pi's GPIO chip and line become the board's gpio-sim chip and
+/// its record button (pressed twice meanwhile), and a trailing `...` becomes
+/// `--duration 1 --output auto.mp4`; the `media-ctl` line the README gives
+/// for a raw node runs on vimc's media device. Each must succeed, except the
+/// few that need what the board has not (a host on the network, an H.264
+/// hardware encoder, a raw stream through libcamera, exposure controls),
+/// which must fail with their own clear message, not a usage error. An
+/// example the README gains is run too.
+@Suite struct ReadmeExamplesBoardTests {
+    /// What an example may fail with on the board, by a part of its text.
+    static let needsMore: [(example: String, says: String)] = [
+        ("kiosk.local", "kiosk"),                                 // a kiosk on the network
+        ("--encoder v4l2m2m --codec h264", "h264"),               // vicodec makes FWHT only
+        ("--output shot.jpg --raw", "raw stream"),                // vimc has no raw stream
+        ("--bracket-ev", "lacks"),                                // nor exposure controls
+        ("--bracket-manual", "lacks"),
+    ]
+
+    static func examples() throws -> [String] {
+        let readme = try String(contentsOfFile: packageRoot + "/README.md", encoding: .utf8)
+        var inBlock = false
+        var found: [String] = []
+        for line in readme.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("```") { inBlock.toggle(); continue }
+            guard inBlock else { continue }
+            let text = line.trimmingCharacters(in: .whitespaces)
+            // (Not a listing's line, "obscura      the command-line tool".)
+            if text.hasPrefix(".build/debug/obscura ") || (text.hasPrefix("obscura ") && !text.hasPrefix("obscura  "))
+                || text.hasPrefix("media-ctl ") { found.append(text) }
+        }
+        return found
+    }
+
+    /// The example as run on the board (see the suite's comment).
+    static func adapted(_ example: String) -> String {
+        var words = example.components(separatedBy: "  #").first!.trimmingCharacters(in: .whitespaces)
+            .split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        if words[0] == "media-ctl" {
+            return words.map { $0 == "/dev/media0" ? "$vimc" : $0 }.joined(separator: " ")
+        }
+        words[0] = "$o"
+        for (i, w) in words.enumerated() where i > 0 {
+            if words[i - 1] == "--duration", let d = Double(w), d > 2 { words[i] = "2" }
+            if words[i - 1] == "--seconds", let d = Double(w), d > 1 { words[i] = "1" }
+            if w == "pinctrl-bcm2711" { words[i] = "$OBSCURA_BOARD_GPIO_CHIP" }
+            if w == "GPIO17" { words[i] = "record-button" }
+            if w == "..." { words[i] = "--duration 1 --output auto.mp4" }
+        }
+        return words.joined(separator: " ")
+    }
+
+    @Test func everyExampleInTheReadmeRuns() throws {
+        let examples = try Self.examples()
+        #expect(examples.count >= 25, "the README's examples were not found: \(examples)")
+        var script = """
+            o=\(packageRoot)/.build/debug/obscura
+            w=$(mktemp -d); cd $w; export HOME=$w
+            for m in /dev/media*; do media-ctl -d $m -p 2>/dev/null | grep -q '"Sensor A"' && vimc=$m; done
+            press() { sleep 3; for i in 1 2; do gpio-sim press $1; sleep 0.3; gpio-sim release $1; sleep 0.3; done; }
+
+            """
+        for (n, example) in examples.enumerated() {
+            let command = Self.adapted(example)
+            if command.contains("gpio watch") { script += "press record-button &\n" }
+            script += "\(command) > out.\(n) 2>&1; echo \"example \(n) rc=$?\"; tail -n 3 out.\(n) | sed 's/^/example \(n): /'\n"
+        }
+        let result = try VirtualBoard.run(script, timeout: 600)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        for (n, example) in examples.enumerated() {
+            let rc = lines.first { $0.hasPrefix("example \(n) rc=") }.map { String($0.dropFirst("example \(n) rc=".count)) }
+            let said = lines.filter { $0.hasPrefix("example \(n): ") }.map { String($0.dropFirst("example \(n): ".count)) }.joined(separator: "\n")
+            #expect(rc != nil, "not run: \(example)\n\(result.stderr)")
+            #expect(!said.contains("Usage:") && !said.contains("Error: Unknown option") && !said.contains("Missing value"),
+                    "the README's example is not what the program takes: \(example)\n\(said)")
+            if let allowed = Self.needsMore.first(where: { example.contains($0.example) }) {
+                #expect(rc != "0" && said.contains(allowed.says), "\(example) needs what the board lacks: it must say so\n\(said)")
+            } else {
+                #expect(rc == "0", "\(example) (run as: \(Self.adapted(example)))\n\(said)")
+            }
+        }
+    }
+}
+}
