@@ -38,11 +38,14 @@ import TestSupport
         return (r.status == 0 ? Int(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) : nil, r.stderr)
     }
 
-    /// Frames GStreamer's demuxer hands its decoder, decoded, and its exit status.
+    /// Frames GStreamer's demuxer hands its decoder, decoded, and its exit
+    /// status. gst-launch 1.22 was seen to hang for good on a MOV holding
+    /// only its header (in a chroot; it exits at once elsewhere): it is given
+    /// two minutes, then killed (status 137), which fails the trial.
     static func gstreamerFrames(_ file: String, container: String) -> (Int?, Int32) {
         let demuxer = container == "mkv" ? "matroskademux" : "qtdemux"
-        guard let r = try? runProgram("gst-launch-1.0", ["-v", "filesrc", "location=\(file)", "!", demuxer, "name=d",
-                                                         "d.video_0", "!", "avdec_h264", "!", "fakesink", "silent=false"]) else { return (nil, -1) }
+        guard let r = try? runProgram("timeout", ["-s", "KILL", "120", "gst-launch-1.0", "-v", "filesrc", "location=\(file)", "!", demuxer, "name=d",
+                                                  "d.video_0", "!", "avdec_h264", "!", "fakesink", "silent=false"]) else { return (nil, -1) }
         return (r.stdout.components(separatedBy: "last-message = chain").count - 1, r.status)
     }
 
@@ -74,7 +77,11 @@ import TestSupport
         guard FileManager.default.fileExists(atPath: partial) else { return t }
         t.left = "partial"
         (t.ffmpegFrames, t.ffmpegSaid) = Self.ffmpegFrames(partial)
-        (t.gstreamerFrames, t.gstreamerStatus) = Self.gstreamerFrames(partial, container: container)
+        // The second demuxer checks every file with frames; one with none is
+        // checked for being removed.
+        if (t.ffmpegFrames ?? 0) > 0 {
+            (t.gstreamerFrames, t.gstreamerStatus) = Self.gstreamerFrames(partial, container: container)
+        }
         if (t.ffmpegFrames ?? 0) == 0 {
             // No frame: the next recording to that name removes it and says so.
             let again = try? runProgram(obscura, ["record", "--camera", "synthetic", "--duration", "0.1", "--output", file])
