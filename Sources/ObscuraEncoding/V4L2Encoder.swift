@@ -566,6 +566,7 @@ public enum VideoEncoders {
                 do {
                     let encoder = try LibavVideoEncoder(settings: settings, input: frame.format, copies: copies)
                     let why = "software encoder \(encoder.name) (libavcodec)"
+                        + (encoder.heldFramesBound.map { ", holds at most \($0) frame\($0 == 1 ? "" : "s")" } ?? "")
                         + (declined.isEmpty ? "" : "; " + declined.joined(separator: "; "))
                     return (encoder, why)
                 } catch {

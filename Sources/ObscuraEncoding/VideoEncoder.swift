@@ -39,10 +39,15 @@ public struct VideoEncoderSettings: Sendable, Equatable {
     public var globalHeader: Bool
     /// Encoder threads (0: the library decides).
     public var threads: Int
+    /// Most media time, in seconds, the encoder may hold back: frames it has
+    /// taken but not yet given back as packets (its frame threads, lookahead
+    /// and B-frames). What it holds is lost when the power goes, so a
+    /// recording bounds it; nil: whatever the preset and threads make it.
+    public var maxDelay: Double?
 
     public init(codec: VideoCodec = .h264, size: PixelSize, frameRate: Double, averageBitRate: Int? = nil,
                 maxKeyFrameInterval: Int? = nil, preset: String = "ultrafast", profile: String? = nil,
-                globalHeader: Bool = true, threads: Int = 0) {
+                globalHeader: Bool = true, threads: Int = 0, maxDelay: Double? = nil) {
         self.codec = codec
         self.size = size
         self.frameRate = frameRate
@@ -52,6 +57,12 @@ public struct VideoEncoderSettings: Sendable, Equatable {
         self.profile = profile
         self.globalHeader = globalHeader
         self.threads = threads
+        self.maxDelay = maxDelay
+    }
+
+    /// Frames the encoder may hold under `maxDelay` at the nominal rate.
+    public var maxHeldFrames: Int? {
+        maxDelay.map { max(0, Int(($0 * frameRate + 1e-9).rounded(.down))) }
     }
 }
 
@@ -161,6 +172,8 @@ public final class LibavVideoEncoder: VideoEncoder {
     private var context: UnsafeMutablePointer<AVCodecContext>? { owner.pointer }
     private let converter: PixelConverter?
     private let encoderFormat: AVPixelFormat
+    /// Most frames the encoder holds as configured (nil: not bounded).
+    public private(set) var heldFramesBound: Int?
 
     public static func encoderName(for codec: VideoCodec) -> String {
         switch codec {
@@ -225,6 +238,11 @@ public final class LibavVideoEncoder: VideoEncoder {
             av_dict_set(&options, "preset", settings.preset, 0)
             // A forced keyframe (segment boundary) is an IDR: a file can start there.
             av_dict_set(&options, "forced-idr", "1", 0)
+            if let held = settings.maxHeldFrames {
+                let bound = DelayBound(encoder: name, preset: settings.preset, threads: settings.threads, maxFrames: held)
+                if let params = bound.parameters { av_dict_set(&options, name == "libx264" ? "x264-params" : "x265-params", params, 0) }
+                heldFramesBound = bound.heldFrames
+            }
         }
         if let profile = settings.profile {
             av_dict_set(&options, "profile", profile, 0)

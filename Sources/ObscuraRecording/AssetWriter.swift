@@ -404,6 +404,7 @@ extension VideoDataOutput {
         case .mjpeg, .fwht: nil
         }
         return VideoEncoderSettings(codec: codec, size: format.dimensions, frameRate: rate, averageBitRate: bitRate,
-                                    maxKeyFrameInterval: max(1, Int(rate.rounded())), profile: profile)
+                                    maxKeyFrameInterval: max(1, Int(rate.rounded())), profile: profile,
+                                    maxDelay: MovieSettings().maxEncoderDelay?.seconds)
     }
 }

@@ -22,6 +22,12 @@ public struct MovieSettings: Sendable, Equatable {
     /// built plus the encoder's few frames of latency: half a second keeps
     /// that under one second.
     public var fragmentDuration: Duration = .milliseconds(500)
+    /// Most media time the software encoder may hold back (frame threads,
+    /// lookahead, B-frames), at the nominal rate: a power cut loses it on
+    /// top of the fragment being built. A tenth of a second keeps that loss
+    /// under one second at 10 fps as at 60; nil: what the preset and threads
+    /// make it (x264 on four cores holds six frames, 0.6 s at 10 fps).
+    public var maxEncoderDelay: Duration? = .milliseconds(100)
     /// The container; nil: from the file name's extension.
     public var container: MovieContainer?
     /// Encoder threads; 0: the encoder decides (x264: 1.5 per core).
@@ -41,7 +47,8 @@ public struct MovieSettings: Sendable, Equatable {
 
     func encoderSettings(size: PixelSize) -> VideoEncoderSettings {
         VideoEncoderSettings(codec: codec, size: size, frameRate: nominalFrameRate, averageBitRate: averageBitRate,
-                             maxKeyFrameInterval: maxKeyFrameInterval, preset: preset, threads: threads)
+                             maxKeyFrameInterval: maxKeyFrameInterval, preset: preset, threads: threads,
+                             maxDelay: maxEncoderDelay?.seconds)
     }
 }
 

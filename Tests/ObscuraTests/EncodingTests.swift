@@ -217,3 +217,54 @@ func processResources() -> (fds: Int, threads: Int, residentKiB: Int) {
         #expect(error?.description.contains("libx264") == true)
     }
 }
+
+/// What the encoder holds back is lost when the power goes: a recording bounds
+/// it (`maxDelay`), and the bound holds whatever the preset and threads.
+@Suite struct EncoderDelayTests {
+    /// Most frames taken but not yet given back as packets when `encode`
+    /// returns, over `frames` frames.
+    private func framesHeld(_ settings: VideoEncoderSettings, frames: Int = 40) throws -> (held: Int, bound: Int?) {
+        let size = settings.size
+        let encoder = try LibavVideoEncoder(settings: settings, input: .yuv420)
+        var sent = 0, received = 0, held = 0
+        for i in 0..<frames {
+            let pts = Int64((Double(i) / settings.frameRate * 1_000_000).rounded())
+            let packets = try encoder.encode(makeFrame(.yuv420, size, index: i), ptsMicroseconds: pts)
+            sent += 1
+            received += packets.count
+            held = max(held, sent - received)
+        }
+        received += try encoder.finish().count
+        #expect(received == frames, "every frame comes out as a packet")
+        return (held, encoder.heldFramesBound)
+    }
+
+    @Test(arguments: [("ultrafast", 10.0, 0), ("ultrafast", 10.0, 4), ("ultrafast", 30.0, 0), ("ultrafast", 30.0, 8),
+                      ("veryfast", 10.0, 0), ("veryfast", 30.0, 2), ("slow", 30.0, 0), ("slow", 10.0, 3),
+                      ("ultrafast", 5.0, 0), ("medium", 5.0, 2)])
+    func x264HoldsNoMoreThanItsBound(_ preset: String, _ rate: Double, _ threads: Int) throws {
+        var settings = VideoEncoderSettings(size: PixelSize(width: 320, height: 240), frameRate: rate, preset: preset,
+                                            threads: threads, maxDelay: 0.1)
+        let limit = try #require(settings.maxHeldFrames)
+        let (held, bound) = try framesHeld(settings)
+        #expect(held <= limit, "\(preset) at \(rate) fps, threads \(threads): holds \(held) frames, the bound is \(limit)")
+        #expect(bound.map { held <= $0 && $0 <= limit } == true, "estimated \(String(describing: bound)), measured \(held)")
+        // Unbounded, the same encoder holds more (so the bound is what keeps it short).
+        settings.maxDelay = nil
+        if preset != "ultrafast" || threads > 2 {
+            let free = try framesHeld(settings).held
+            #expect(free > limit, "unbounded: \(free) frames")
+        }
+    }
+
+    @Test(arguments: [("ultrafast", 10.0), ("ultrafast", 30.0), ("medium", 30.0), ("medium", 50.0), ("slow", 60.0)])
+    func x265HoldsNoMoreThanItsBound(_ preset: String, _ rate: Double) throws {
+        guard LibavVideoEncoder.availableEncoders().contains("libx265") else { return }
+        let settings = VideoEncoderSettings(codec: .hevc, size: PixelSize(width: 320, height: 240), frameRate: rate,
+                                            preset: preset, maxDelay: 0.1)
+        let limit = try #require(settings.maxHeldFrames)
+        let (held, bound) = try framesHeld(settings)
+        #expect(held <= limit, "\(preset) at \(rate) fps: holds \(held) frames, the bound is \(limit)")
+        #expect(bound.map { held <= $0 } == true, "estimated \(String(describing: bound)), measured \(held)")
+    }
+}

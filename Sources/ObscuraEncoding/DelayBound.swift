@@ -1,0 +1,94 @@
+import Foundation
+
+/// How libx264 or libx265 is told to hold back no more than a number of
+/// frames (what a power cut then loses on top of the fragment being built).
+///
+/// What each holds once `encode` returns, measured (EncoderDelayTests) and as
+/// the libraries account for it: x264 holds the larger of its B-frames and
+/// its rate-control lookahead, one frame per frame thread but the first, its
+/// sync lookahead (one frame when frame threads run), and one frame to time
+/// variable-rate input (kept: rate control follows the camera's timestamps,
+/// not the nominal rate); x265 holds nothing without lookahead, else its
+/// lookahead plus its B-frames plus three, and one frame per frame thread but
+/// the first. The bound is reached in this order, each step only when the
+/// one before is not enough:
+/// 1. no sync lookahead (x264);
+/// 2. threads over parts of a frame instead of over frames (x264's sliced
+///    threads, x265's single frame thread with its wavefront rows): all
+///    cores still work, nothing is held for them;
+/// 3. fewer B-frames and a shorter lookahead (slower presets, and x265's);
+/// 4. below one frame (x264 at under 1/maxDelay fps): constant-rate timing.
+struct DelayBound: Equatable {
+    /// Options for `x264-params` / `x265-params`; nil: nothing to change.
+    let parameters: String?
+    /// Frames the encoder holds with them.
+    let heldFrames: Int
+
+    /// B-frames and lookahead of each preset (x264's and x265's preset tables).
+    static func presetDelay(encoder: String, preset: String) -> (bframes: Int, lookahead: Int) {
+        if encoder == "libx265" {
+            switch preset {
+            case "ultrafast": return (3, 5)
+            case "superfast": return (3, 10)
+            case "veryfast", "faster", "fast": return (4, 15)
+            case "medium": return (4, 20)
+            case "slow": return (4, 25)
+            case "slower", "veryslow": return (8, 40)
+            default: return (8, 60)
+            }
+        }
+        switch preset {
+        case "ultrafast": return (0, 0)
+        case "superfast": return (3, 0)
+        case "veryfast": return (3, 10)
+        case "faster": return (3, 20)
+        case "fast": return (3, 30)
+        case "medium": return (3, 40)
+        case "slow": return (3, 50)
+        case "slower": return (3, 60)
+        case "veryslow": return (8, 60)
+        default: return (16, 60)
+        }
+    }
+
+    /// Frame threads the encoder starts when asked for `threads` (0: its own choice).
+    static func frameThreads(encoder: String, threads: Int, cores: Int) -> Int {
+        if threads > 0 { return threads }
+        // x264: 1.5 per core; x265: up to 6, chosen from the cores.
+        return encoder == "libx265" ? min(6, max(1, cores)) : max(1, cores * 3 / 2)
+    }
+
+    init(encoder: String, preset: String, threads: Int, maxFrames: Int,
+         cores: Int = ProcessInfo.processInfo.activeProcessorCount) {
+        let (bframes, lookahead) = Self.presetDelay(encoder: encoder, preset: preset)
+        let frameThreads = Self.frameThreads(encoder: encoder, threads: threads, cores: cores)
+        if encoder == "libx265" {
+            let ahead = lookahead > 0 ? lookahead + bframes + 3 : 0
+            if ahead + frameThreads - 1 <= maxFrames {
+                (parameters, heldFrames) = (nil, ahead + frameThreads - 1)
+            } else if ahead <= maxFrames {
+                (parameters, heldFrames) = ("frame-threads=1", ahead)
+            } else if maxFrames < 4 {
+                // Any lookahead holds four frames or more: none.
+                (parameters, heldFrames) = ("frame-threads=1:bframes=0:rc-lookahead=0", 0)
+            } else {
+                // The lookahead must be longer than the B-frame runs.
+                let b = min(bframes, (maxFrames - 4) / 2)
+                let l = min(lookahead, maxFrames - 3 - b)
+                (parameters, heldFrames) = ("frame-threads=1:bframes=\(b):rc-lookahead=\(l)", l + b + 3)
+            }
+            return
+        }
+        let ahead = max(bframes, lookahead) + 1
+        if ahead + frameThreads - 1 <= maxFrames {
+            (parameters, heldFrames) = ("sync-lookahead=0", ahead + frameThreads - 1)
+        } else if ahead <= maxFrames {
+            (parameters, heldFrames) = ("sync-lookahead=0:sliced-threads=1", ahead)
+        } else if maxFrames >= 1 {
+            let b = min(bframes, maxFrames - 1)
+            (parameters, heldFrames) = ("sync-lookahead=0:sliced-threads=1:bframes=\(b):rc-lookahead=\(maxFrames - 1)", maxFrames)
+        } else {
+            (parameters, heldFrames) = ("sync-lookahead=0:sliced-threads=1:bframes=0:rc-lookahead=0:force-cfr=1", 0)
+        }
+    }
+}
