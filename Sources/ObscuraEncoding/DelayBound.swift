@@ -13,11 +13,13 @@ import Foundation
 /// the first. The bound is reached in this order, each step only when the
 /// one before is not enough:
 /// 1. no sync lookahead (x264);
-/// 2. threads over parts of a frame instead of over frames (x264's sliced
+/// 2. x264: fewer frame threads, while they are still at least one per core;
+/// 3. threads over parts of a frame instead of over frames (x264's sliced
 ///    threads, x265's single frame thread with its wavefront rows): all
-///    cores still work, nothing is held for them;
-/// 3. fewer B-frames and a shorter lookahead (slower presets, and x265's);
-/// 4. below one frame (x264 at under 1/maxDelay fps): constant-rate timing.
+///    cores still work, nothing is held for them (x264's slices encode about
+///    a tenth slower than its frame threads: bench/encoder-delay);
+/// 4. fewer B-frames and a shorter lookahead (slower presets, and x265's);
+/// 5. below one frame (x264 at under 1/maxDelay fps): constant-rate timing.
 struct DelayBound: Equatable {
     /// Options for `x264-params` / `x265-params`; nil: nothing to change.
     let parameters: String?
@@ -82,6 +84,8 @@ struct DelayBound: Equatable {
         let ahead = max(bframes, lookahead) + 1
         if ahead + frameThreads - 1 <= maxFrames {
             (parameters, heldFrames) = ("sync-lookahead=0", ahead + frameThreads - 1)
+        } else if maxFrames - ahead + 1 >= max(2, cores) {
+            (parameters, heldFrames) = ("sync-lookahead=0:threads=\(maxFrames - ahead + 1)", maxFrames)
         } else if ahead <= maxFrames {
             (parameters, heldFrames) = ("sync-lookahead=0:sliced-threads=1", ahead)
         } else if maxFrames >= 1 {

@@ -257,6 +257,21 @@ func processResources() -> (fds: Int, threads: Int, residentKiB: Int) {
         }
     }
 
+    /// What a four-core board (a Pi) gets: frame threads while one per core
+    /// fits the budget, else slices.
+    @Test func aFourCoreBoardKeepsFrameThreadsOnlyWhereTheyFit() {
+        func params(_ preset: String, _ maxFrames: Int) -> String? {
+            DelayBound(encoder: "libx264", preset: preset, threads: 0, maxFrames: maxFrames, cores: 4).parameters
+        }
+        #expect(params("ultrafast", 6) == "sync-lookahead=0")                            // 60 fps: its 6 frame threads fit
+        #expect(params("ultrafast", 4) == "sync-lookahead=0:threads=4")                  // 40 fps
+        #expect(params("ultrafast", 3) == "sync-lookahead=0:sliced-threads=1")           // 30 fps
+        #expect(params("ultrafast", 1) == "sync-lookahead=0:sliced-threads=1")           // 10 fps
+        #expect(params("veryfast", 3) == "sync-lookahead=0:sliced-threads=1:bframes=2:rc-lookahead=2")
+        #expect(params("ultrafast", 0) == "sync-lookahead=0:sliced-threads=1:bframes=0:rc-lookahead=0:force-cfr=1")
+        #expect(DelayBound(encoder: "libx264", preset: "ultrafast", threads: 0, maxFrames: 12, cores: 4).heldFrames == 6)
+    }
+
     @Test(arguments: [("ultrafast", 10.0), ("ultrafast", 30.0), ("medium", 30.0), ("medium", 50.0), ("slow", 60.0)])
     func x265HoldsNoMoreThanItsBound(_ preset: String, _ rate: Double) throws {
         guard LibavVideoEncoder.availableEncoders().contains("libx265") else { return }
