@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 using namespace libcamera;
@@ -38,9 +39,11 @@ void set_error(char *err, size_t len, const char *fmt, ...)
     va_end(ap);
 }
 
-void copy_string(char *dst, size_t len, const std::string &src)
+// A string_view takes both what older libcamera returns (std::string) and
+// what 0.6 and later return for string properties (std::string_view).
+void copy_string(char *dst, size_t len, std::string_view src)
 {
-    snprintf(dst, len, "%s", src.c_str());
+    snprintf(dst, len, "%.*s", static_cast<int>(src.size()), src.data());
 }
 
 StreamRole to_role(int role)
