@@ -1,6 +1,19 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+// Logging: swift-log, whose manifest needs tools 6.2. Debian 13's own Swift
+// (swiftlang 6.0.3) cannot read it; there, a module of the same name with the
+// part of swift-log's API Obscura uses (Sources/LoggingStandIn) takes its place.
+#if compiler(>=6.2)
+let loggingPackages: [Package.Dependency] = [.package(url: "https://github.com/apple/swift-log", from: "1.5.0")]
+let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
+let loggingTargets: [Target] = []
+#else
+let loggingPackages: [Package.Dependency] = []
+let logging: Target.Dependency = "Logging"
+let loggingTargets: [Target] = [.target(name: "Logging", path: "Sources/LoggingStandIn")]
+#endif
+
 // Modules follow the data flow: C shims and system libraries at the bottom,
 // then the system layer (fds, mmap, errors), media types (no C), the camera,
 // encoding, muxing, GPIO, and the `obscura` executable on top.
@@ -12,8 +25,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
-    ],
+    ] + loggingPackages,
     targets: [
         // System libraries, found through pkg-config.
         .systemLibrary(name: "CLibCamera", pkgConfig: "libcamera",
@@ -50,22 +62,22 @@ let package = Package(
         .target(name: "ObscuraRecording", dependencies: ["ObscuraCapture", "ObscuraEncoding", "ObscuraMuxing", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraPhoto", dependencies: ["CImage", "CV4L2", "ObscuraCapture", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraPreview", dependencies: ["CLibDRM", "CFFmpeg", "ObscuraCapture", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
-        .target(name: "ObscuraService", dependencies: ["CTOML", .product(name: "Logging", package: "swift-log"), "ObscuraAudio", "ObscuraPhoto", "ObscuraPreview", "ObscuraCapture", "ObscuraRecording", "ObscuraGPIO", "ObscuraMedia", "ObscuraSystem"]),
+        .target(name: "ObscuraService", dependencies: ["CTOML", logging, "ObscuraAudio", "ObscuraPhoto", "ObscuraPreview", "ObscuraCapture", "ObscuraRecording", "ObscuraGPIO", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraRetrieval", dependencies: ["ObscuraMuxing", "ObscuraSystem"]),
         .executableTarget(name: "obscura", dependencies: [
             "ObscuraRetrieval", "ObscuraAudio",
             "ObscuraRecording", "ObscuraCapture", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraMedia", "ObscuraService", "ObscuraPhoto", "ObscuraPreview",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            .product(name: "Logging", package: "swift-log"),
+            logging,
         ]),
 
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "ObscuraTests", dependencies: [
             "TestSupport", "ObscuraSystem", "ObscuraCapture", "ObscuraRecording", "ObscuraMedia", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraService", "ObscuraPhoto", "ObscuraPreview", "ObscuraRetrieval", "ObscuraAudio",
-            .product(name: "Logging", package: "swift-log"),
+            logging,
         ]),
         .testTarget(name: "BoardTests", dependencies: ["TestSupport"]),
-    ],
+    ] + loggingTargets,
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17
 )

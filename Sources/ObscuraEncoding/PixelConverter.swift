@@ -1,6 +1,7 @@
 import CFFmpeg
 import ObscuraMedia
 import ObscuraSystem
+import struct Synchronization.Atomic
 
 /// Converts frames between pixel formats with swscale. Every conversion is a
 /// CPU copy of the whole frame and is counted (with the few rows staged so
@@ -104,7 +105,7 @@ public final class FrameConverter: Sendable {
     public func convert(_ frame: VideoFrame) throws -> VideoFrame {
         let size = outputSize ?? frame.size
         guard frame.format != destination || frame.size != size else { return frame }
-        let out = try cache.withLock { cache in
+        let owner = try cache.withLock { cache in
             if cache == nil || cache!.source != frame.format || cache!.size != frame.size {
                 guard let s = frame.format.info?.ffmpegName, let d = destination.info?.ffmpegName else {
                     throw EncoderError.unsupportedInput(frame.format)
@@ -112,8 +113,9 @@ public final class FrameConverter: Sendable {
                 cache = (try PixelConverter(from: av_get_pix_fmt(s), to: av_get_pix_fmt(d), size: frame.size, outputSize: size,
                                             copies: copies), frame.format, frame.size)
             }
-            return try cache!.converter.convert(frame)
+            return OwnedAVFrame(try cache!.converter.convert(frame))
         }
+        let out = owner.pointer
         var planes: [FramePlane] = []
         let count = destination.info?.planes.count ?? 1
         for i in 0..<count {
@@ -127,16 +129,26 @@ public final class FrameConverter: Sendable {
             let rows = destination.info.map { $0.rows(plane: i, height: size.height) } ?? size.height
             planes.append(FramePlane(base: UnsafeRawPointer(data), stride: Int(stride), length: Int(stride) * rows))
         }
-        let owned = OwnedAVFrame(out)
         return VideoFrame(format: destination, size: size, planes: planes, sequence: frame.sequence,
                           timestampNanoseconds: frame.timestampNanoseconds, metadata: frame.metadata,
-                          release: { owned.free() })
+                          release: { owner.free() })
     }
 }
 
-/// An AVFrame freed once.
+/// An AVFrame freed once. Holds its address (an integer, so the owner can be
+/// handed between threads without the frame's memory being shared by type).
 final class OwnedAVFrame: Sendable {
-    private let frame: Mutex<UnsafeMutablePointer<AVFrame>?>
-    init(_ frame: sending UnsafeMutablePointer<AVFrame>) { self.frame = Mutex(frame) }
-    func free() { frame.withLock { av_frame_free(&$0) } }
+    private let address: Int
+    private let live: Atomic<Bool>
+    init(_ frame: UnsafeMutablePointer<AVFrame>) {
+        address = Int(bitPattern: frame)
+        live = Atomic(true)
+    }
+    /// The frame (valid until `free`).
+    var pointer: UnsafeMutablePointer<AVFrame> { UnsafeMutablePointer(bitPattern: address)! }
+    func free() {
+        guard live.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        var frame: UnsafeMutablePointer<AVFrame>? = pointer
+        av_frame_free(&frame)
+    }
 }
