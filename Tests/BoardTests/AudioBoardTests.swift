@@ -46,7 +46,8 @@ extension VirtualBoardTests {
         #expect(lines.contains("record-rc=0"), "\(out)")
         let summary = try #require(lines.first { $0.hasPrefix("recorded ") })
         let zeroLine = try #require(lines.first { $0.contains("time zero: ") })
-        let zeroText = try #require(zeroLine.components(separatedBy: "time zero: ").last?.split(separator: " ").first)
+        let zeroWord = zeroLine.components(separatedBy: "time zero: ").last?.split(separator: " ").first
+        let zeroText = try #require(zeroWord)
         let zero = try #require(Int64(zeroText))
         let fps = try #require(summary.components(separatedBy: " s, ").dropFirst().first.flatMap { Double($0.split(separator: " ")[0]) })
         let frame = 1 / fps

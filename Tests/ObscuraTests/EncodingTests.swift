@@ -183,10 +183,10 @@ func processResources() -> (fds: Int, threads: Int, residentKiB: Int) {
 
     @Test func proResIsRefusedOnEightBitFormats() throws {
         for format in [PixelFormat.nv12, .yuv420, .bgr888] {
-            let error = #expect(throws: EncoderError.self) {
+            let error = thrown {
                 _ = try LibavVideoEncoder(settings: VideoEncoderSettings(codec: .prores422, size: PixelSize(width: 64, height: 64), frameRate: 30),
                                           input: format)
-            }
+            } as? EncoderError
             #expect(error?.description.hasPrefix("prores422 needs the camera's active format to be P210 ('x422')") == true)
         }
         #expect(VideoCodec.prores422.accepts(.p210))
@@ -210,10 +210,10 @@ func processResources() -> (fds: Int, threads: Int, residentKiB: Int) {
     }
 
     @Test func unknownEncoderNamesWhatExists() throws {
-        let error = #expect(throws: EncoderError.self) {
+        let error = thrown {
             _ = try LibavVideoEncoder(settings: VideoEncoderSettings(size: PixelSize(width: 64, height: 64), frameRate: 30),
                                       input: .yuv420, encoderName: "h264_nonexistent")
-        }
+        } as? EncoderError
         #expect(error?.description.contains("libx264") == true)
     }
 }

@@ -120,7 +120,7 @@ private func path(_ name: String) -> String {
         try await Task.sleep(for: .milliseconds(800))
         output.stopRecording()
         let stopped = clock.now
-        let expected = ((stopped - started) - (resumed - paused)).seconds
+        let expected = (started.duration(to: stopped) - paused.duration(to: resumed)).seconds
         let (reason, progress) = try #require(await finish(events))
         try session.stopRunning()
         #expect(reason == .stopped)

@@ -99,3 +99,11 @@ public final class TemporaryDirectory {
     }
     deinit { try? FileManager.default.removeItem(atPath: path) }
 }
+
+/// What `body` throws, nil when it returns (for checking an error's words;
+/// Swift Testing's `#expect(throws:)` gives the error back only from Swift 6.1
+/// on, and Debian 13's Swift is 6.0).
+public func thrown(_ body: () throws -> Void) -> (any Error)? {
+    do { try body() } catch { return error }
+    return nil
+}
