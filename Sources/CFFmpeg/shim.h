@@ -14,3 +14,21 @@
 static inline int obscura_averror(int e) { return AVERROR(e); }
 static inline int obscura_averror_eof(void) { return AVERROR_EOF; }
 static inline int64_t obscura_av_nopts(void) { return AV_NOPTS_VALUE; }
+
+/* The pixel formats an encoder takes (count in *count; NULL: it did not say).
+   FFmpeg 7.1 (libavcodec 61.13) answers through avcodec_get_supported_config
+   and deprecates AVCodec.pix_fmts; FFmpeg 5.1 has only the latter. */
+static inline const enum AVPixelFormat *obscura_codec_pixel_formats(const AVCodec *codec, int *count) {
+    *count = 0;
+#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(61, 13, 100)
+    const void *formats = NULL;
+    if (avcodec_get_supported_config(NULL, codec, AV_CODEC_CONFIG_PIX_FORMAT, 0, &formats, count) < 0)
+        return NULL;
+    return (const enum AVPixelFormat *)formats;
+#else
+    const enum AVPixelFormat *formats = codec->pix_fmts;
+    while (formats && formats[*count] != AV_PIX_FMT_NONE)
+        (*count)++;
+    return formats;
+#endif
+}

@@ -270,13 +270,9 @@ public final class LibavVideoEncoder: VideoEncoder {
     public var isZeroCopy: Bool { converter == nil }
 
     static func pixelFormats(_ codec: UnsafePointer<AVCodec>) -> [AVPixelFormat] {
-        var list: [AVPixelFormat] = []
-        guard var p = codec.pointee.pix_fmts else { return list }
-        while p.pointee != AV_PIX_FMT_NONE {
-            list.append(p.pointee)
-            p += 1
-        }
-        return list
+        var count: Int32 = 0
+        guard let formats = obscura_codec_pixel_formats(codec, &count) else { return [] }
+        return Array(UnsafeBufferPointer(start: formats, count: Int(count)))
     }
 
     public static func availableEncoders() -> [String] {
