@@ -5,7 +5,7 @@ import PackageDescription
 // (swiftlang 6.0.3) cannot read it; there, a module of the same name with the
 // part of swift-log's API Obscura uses (Sources/LoggingStandIn) takes its place.
 #if compiler(>=6.2)
-let loggingPackages: [Package.Dependency] = [.package(url: "https://github.com/apple/swift-log", from: "1.5.0")]
+let loggingPackages: [Package.Dependency] = [.package(url: "https://github.com/apple/swift-log", from: "1.16.2")]
 let logging: Target.Dependency = .product(name: "Logging", package: "swift-log")
 let loggingTargets: [Target] = []
 #else

@@ -43,8 +43,20 @@ public struct JournalLogHandler: LogHandler {
         }
     }
 
+    #if compiler(>=6.2)
+    /// swift-log 1.16's entry point (Package.swift takes swift-log from 1.16.2 with these compilers).
+    public func log(event: LogEvent) {
+        emit(level: event.level, message: event.message, metadata: event.metadata)
+    }
+    #endif
+
+    /// swift-log's entry point before 1.16 (and the stand-in module's).
     public func log(level: Logger.Level, message: Logger.Message, metadata extra: Logger.Metadata?,
                     source: String, file: String, function: String, line: UInt) {
+        emit(level: level, message: message, metadata: extra)
+    }
+
+    private func emit(level: Logger.Level, message: Logger.Message, metadata extra: Logger.Metadata?) {
         var fields = metadata
         if let extra { fields.merge(extra) { $1 } }
         var text = "\(prefix): \(message)"

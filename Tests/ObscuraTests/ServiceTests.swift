@@ -407,7 +407,8 @@ func threadNames() -> [String] {
         var server: ControlServer? = try ControlServer(path: path) { "echo \($0)" }
         #expect(try ControlServer.send("ping", to: path) == "echo ping")
         #expect(threadNames().filter { $0 == "obscura-control" }.count == before + 1)
-        weak var released = server
+        weak var released: ControlServer?
+        released = server
         server = nil
         #expect(released == nil, "the server's thread kept it alive")
         #expect(!FileManager.default.fileExists(atPath: path))
