@@ -566,8 +566,8 @@ public enum VideoEncoders {
                 do {
                     let encoder = try LibavVideoEncoder(settings: settings, input: frame.format, copies: copies)
                     let why = "software encoder \(encoder.name) (libavcodec)"
-                        + (encoder.heldFramesBound.map { ", holds at most \($0) frame\($0 == 1 ? "" : "s")" } ?? "")
                         + (declined.isEmpty ? "" : "; " + declined.joined(separator: "; "))
+                        + (encoder.heldFramesBound.map { "; it holds at most \($0) frame\($0 == 1 ? "" : "s")" } ?? "")
                     return (encoder, why)
                 } catch {
                     declined.append("software: \(error)")
