@@ -32,10 +32,6 @@ public struct Logger: Sendable {
                     source: source() ?? Self.module(of: file), file: file, function: function, line: line)
     }
 
-    public func trace(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
-                      file: String = #fileID, function: String = #function, line: UInt = #line) {
-        log(level: .trace, message(), metadata: metadata(), file: file, function: function, line: line)
-    }
     public func debug(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
                       file: String = #fileID, function: String = #function, line: UInt = #line) {
         log(level: .debug, message(), metadata: metadata(), file: file, function: function, line: line)
@@ -55,10 +51,6 @@ public struct Logger: Sendable {
     public func error(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
                       file: String = #fileID, function: String = #function, line: UInt = #line) {
         log(level: .error, message(), metadata: metadata(), file: file, function: function, line: line)
-    }
-    public func critical(_ message: @autoclosure () -> Message, metadata: @autoclosure () -> Metadata? = nil,
-                         file: String = #fileID, function: String = #function, line: UInt = #line) {
-        log(level: .critical, message(), metadata: metadata(), file: file, function: function, line: line)
     }
 
     static func module(of fileID: String) -> String {

@@ -405,6 +405,6 @@ extension VideoDataOutput {
         }
         return VideoEncoderSettings(codec: codec, size: format.dimensions, frameRate: rate, averageBitRate: bitRate,
                                     maxKeyFrameInterval: max(1, Int(rate.rounded())), profile: profile,
-                                    maxDelay: MovieSettings().maxEncoderDelay?.seconds)
+                                    maxDelay: MovieSettings.defaultMaxEncoderDelay.seconds)
     }
 }

@@ -26,8 +26,9 @@ public struct MovieSettings: Sendable, Equatable {
     /// lookahead, B-frames), at the nominal rate: a power cut loses it on
     /// top of the fragment being built. A tenth of a second keeps that loss
     /// under one second at 10 fps as at 60; nil: what the preset and threads
-    /// make it (x264 on four cores holds six frames, 0.6 s at 10 fps).
-    public var maxEncoderDelay: Duration? = .milliseconds(100)
+    /// make it (x264 on four cores holds seven frames, 0.7 s at 10 fps).
+    public var maxEncoderDelay: Duration? = Self.defaultMaxEncoderDelay
+    public static let defaultMaxEncoderDelay: Duration = .milliseconds(100)
     /// The container; nil: from the file name's extension.
     public var container: MovieContainer?
     /// Encoder threads; 0: the encoder decides (x264: 1.5 per core).
