@@ -199,8 +199,6 @@ public final class AssetWriterInput: Sendable {
         var pending = 0
         var finished = false
         var timeline = RecordingTimeline()
-        /// Until drained by `finishWriting` (then released with the frames it held).
-        var encoder: (any VideoEncoder)?
         /// Which encoder was chosen, and why.
         var encoderName: String?
         var encoderChoice = ""
@@ -210,6 +208,11 @@ public final class AssetWriterInput: Sendable {
         var requestScheduled = false
     }
     private let state = Mutex(State())
+    /// The encoder, made for the first frame and kept until drained by
+    /// `finishWriting` (then released with the frames it held). Its own lock:
+    /// only the serial queue `work` takes it, for a whole encode, so the
+    /// encoder never leaves it and a reader of `state` never waits on an encode.
+    private let encoderSlot = Mutex<(any VideoEncoder)?>(nil)
     private let work = DispatchQueue(label: "obscura.asset-writer-input")
     private var writer: AssetWriter? { state.withLock { $0.writer } }
 
@@ -270,18 +273,22 @@ public final class AssetWriterInput: Sendable {
 
     private func encode(_ frame: VideoFrame, pts: Int64, writer: AssetWriter) {
         do {
-            let encoder = try state.withLock { s -> any VideoEncoder in
-                if let e = s.encoder { return e }
-                var settings = outputSettings
-                settings.size = frame.size
-                let made = try VideoEncoders.make(settings: settings, firstFrame: frame, preference: encoders, copies: copies)
-                s.encoder = made.encoder
-                s.encoderName = made.encoder.name
-                s.encoderChoice = made.choice
-                return made.encoder
+            try encoderSlot.withLock { (slot: inout (any VideoEncoder)?) throws in
+                if slot == nil {
+                    var settings = outputSettings
+                    settings.size = frame.size
+                    let made = try VideoEncoders.make(settings: settings, firstFrame: frame, preference: encoders, copies: copies)
+                    let name = made.encoder.name, choice = made.choice
+                    state.withLock { s in
+                        s.encoderName = name
+                        s.encoderChoice = choice
+                    }
+                    slot = made.encoder
+                }
+                guard let encoder = slot else { return }
+                let packets = try encoder.encode(frame, ptsMicroseconds: pts, keyframe: false)
+                if !writer.write(packets, parameters: encoder.codecParameters) { state.withLock { $0.finished = true } }
             }
-            let packets = try encoder.encode(frame, ptsMicroseconds: pts, keyframe: false)
-            if !writer.write(packets, parameters: encoder.codecParameters) { state.withLock { $0.finished = true } }
         } catch {
             writer.fail(error)
             state.withLock { $0.finished = true }
@@ -304,11 +311,11 @@ public final class AssetWriterInput: Sendable {
             work.async { [self] in
                 // The encoder is taken out: drained, it goes with this scope
                 // (and with it x264's memory and the frames it still held).
-                let taken = state.withLock { s -> (any VideoEncoder)? in
-                    defer { s.encoder = nil }
-                    return s.encoder
-                }
-                if let writer, let encoder = taken {
+                let writer = self.writer
+                encoderSlot.withLock { slot in
+                    guard let encoder = slot else { return }
+                    slot = nil
+                    guard let writer else { return }
                     do {
                         _ = writer.write(try encoder.finish(), parameters: encoder.codecParameters)
                     } catch {

@@ -11,7 +11,8 @@ import Glibc
 /// group, so members of that group (and root) may control the recorder.
 /// Connections are read side by side on a thread of its own (one poll over
 /// all of them), which holds the socket and the handler but not the server;
-/// `close()` (or deinit) wakes it, joins it, then closes the socket. A client
+/// `close()` (or deinit) wakes it, joins it, ends and joins the replies'
+/// thread, then closes the socket. A client
 /// cannot hold up another: each has `lineDeadline` to send a line of at most
 /// `maxLineBytes`, replies never block, and a client that hangs up before its
 /// reply raises no SIGPIPE.
@@ -180,6 +181,9 @@ public final class ControlServer: Sendable {
         guard !closed.exchange(true, ordering: .relaxed) else { return }
         wakeup.signal()
         thread.join()
+        // The replies' thread ends with the server, not with the last task
+        // that preferred it (which would release it on that very thread).
+        replies.shutDown()
         socket.close()
         unlink(path)
     }

@@ -94,11 +94,18 @@ public actor RecorderService {
         self.configuration = configuration
         self.profile = profile
         self.logger = logger
-        log = { logger.info("\($0)") }
+        log = Self.infoLines(logger)
         keeper = StorageKeeper(folder: configuration.recordingsFolder, quotaBytes: configuration.quotaBytes,
                                minFreeBytes: configuration.minFreeSpaceBytes)
         status.board = profile.name
         status.preRecordSeconds = configuration.preRecordSeconds
+    }
+
+    /// Each line an info line of `logger`. (Made outside the actor's
+    /// initializer: Swift 6.0 takes a closure formed there for one isolated
+    /// to the actor.)
+    private static func infoLines(_ logger: Logger) -> @Sendable (String) -> Void {
+        { logger.info("\($0)") }
     }
 
     // MARK: Start and stop

@@ -1,4 +1,5 @@
 import CSystem
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -123,6 +124,8 @@ public final class ThreadExecutor: TaskExecutor, SerialExecutor, Sendable {
     private final class JobQueue: Sendable {
         let state = Mutex<(jobs: [UnownedJob], ending: Bool)>(([], false))
         let wakeup: Wakeup
+        /// Where jobs enqueued after the thread ended run.
+        let afterEnd = DispatchQueue(label: "obscura.executor-after-end")
         init(wakeup: Wakeup) { self.wakeup = wakeup }
     }
 
@@ -157,8 +160,17 @@ public final class ThreadExecutor: TaskExecutor, SerialExecutor, Sendable {
 
     public func enqueue(_ job: consuming ExecutorJob) {
         let unowned = UnownedJob(job)
-        queue.state.withLock { $0.jobs.append(unowned) }
-        queue.wakeup.signal()
+        let taken = queue.state.withLock { s in
+            if s.ending { return false }
+            s.jobs.append(unowned)
+            return true
+        }
+        if taken {
+            queue.wakeup.signal()
+        } else {
+            let serial = asUnownedSerialExecutor(), task = asUnownedTaskExecutor()
+            queue.afterEnd.async { unowned.runSynchronously(isolatedTo: serial, taskExecutor: task) }
+        }
     }
 
     public func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
@@ -166,9 +178,17 @@ public final class ThreadExecutor: TaskExecutor, SerialExecutor, Sendable {
     /// Whether the caller runs on this executor's thread.
     public var isCurrent: Bool { thread.withLock { $0?.isCurrent ?? false } }
 
-    deinit {
+    /// Ends the thread once the jobs queued so far have run, and joins it:
+    /// the owner's way to end it from its own thread while a task may still
+    /// hold the executor (a task retains the executor it prefers, and would
+    /// otherwise release it last, and end the thread, on the thread itself).
+    /// Jobs of such tasks enqueued afterwards still run, one at a time, on
+    /// a dispatch queue.
+    public func shutDown() {
         queue.state.withLock { $0.ending = true }
         queue.wakeup.signal()
         thread.withLock { $0 }?.join()
     }
+
+    deinit { shutDown() }
 }

@@ -10,18 +10,23 @@ public enum VirtualBoard {
 
     public static var isCI: Bool { ProcessInfo.processInfo.environment["CI"].map { $0 == "true" || $0 == "1" } ?? false }
 
+    /// The board's Debian release and architecture (board/virtual/run reads
+    /// the same variables): Debian 12 on amd64 unless OBSCURA_BOARD_SUITE and
+    /// OBSCURA_BOARD_ARCH name another; OBSCURA_BOARD_BINARY is then the
+    /// obscura built for it, which the board shows at .build/debug/obscura.
+    public static let suite = ProcessInfo.processInfo.environment["OBSCURA_BOARD_SUITE"] ?? "bookworm"
+    public static let arch = ProcessInfo.processInfo.environment["OBSCURA_BOARD_ARCH"] ?? "amd64"
+
     /// Why the board cannot run here, or nil when it can.
     public static let unavailableReason: String? = {
         if isCI { return nil }
-        let qemu = ["/usr/bin/qemu-system-x86_64", "/usr/local/bin/qemu-system-x86_64"]
-        guard qemu.contains(where: FileManager.default.isExecutableFile(atPath:)) else {
-            return "qemu-system-x86_64 is not installed; board/virtual/setup installs it"
+        let emulator = arch == "arm64" ? "qemu-system-aarch64" : "qemu-system-x86_64"
+        guard ["/usr/bin/", "/usr/local/bin/"].contains(where: { FileManager.default.isExecutableFile(atPath: $0 + emulator) }) else {
+            return "\(emulator) is not installed; board/virtual/setup installs it"
         }
-        let cache = packageRoot + "/board/virtual/cache"
-        let built = (try? FileManager.default.contentsOfDirectory(atPath: cache))?.contains {
-            FileManager.default.fileExists(atPath: "\(cache)/\($0)/stamp")
-        } ?? false
-        guard built else { return "the virtual board is not built here; run board/virtual/setup" }
+        guard FileManager.default.fileExists(atPath: packageRoot + "/board/virtual/cache/\(suite)-\(arch)/stamp") else {
+            return "the virtual board (Debian \(suite) \(arch)) is not built here; run board/virtual/setup --suite \(suite) --arch \(arch)"
+        }
         return nil
     }()
 

@@ -6,11 +6,30 @@ board_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo_dir=$(cd "$board_dir/../.." && pwd)
 cache_root="$board_dir/cache"
 
-# The Debian release and architecture the board's root is built from: the
-# host's own, so that binaries built here find the same libraries there.
-board_suite=bookworm
-board_arch=amd64
-board_cache="$cache_root/$board_suite-$board_arch"
+# The Debian release and architecture the board's root is built from. The
+# default is the host's own (Debian 12, amd64), so that binaries built here
+# find the same libraries there; board_select picks another (setup and run
+# take --suite and --arch; OBSCURA_BOARD_SUITE and OBSCURA_BOARD_ARCH too).
+host_arch=$(dpkg --print-architecture 2>/dev/null || echo amd64)
+host_suite=bookworm
+board_select() { # suite, arch
+    case "$1" in bookworm|trixie) ;; *) die "unknown suite $1; allowed: bookworm (Debian 12), trixie (Debian 13)" ;; esac
+    case "$2" in amd64|arm64) ;; *) die "unknown architecture $2; allowed: amd64, arm64" ;; esac
+    board_suite=$1 board_arch=$2
+    board_cache="$cache_root/$board_suite-$board_arch"
+    # The package list: board/virtual/packages for Debian 12, packages-<suite> for others.
+    board_packages="$board_dir/packages"
+    [ "$board_suite" = bookworm ] || board_packages="$board_dir/packages-$board_suite"
+    # The board's binaries are the host's own build only on the host's suite
+    # and architecture; elsewhere they come from Tests/check-debian-swift.
+    board_native=0
+    [ "$board_suite" = "$host_suite" ] && [ "$board_arch" = "$host_arch" ] && board_native=1
+    case "$board_arch" in
+        amd64) board_qemu=qemu-system-x86_64 board_console=ttyS0 ;;
+        arm64) board_qemu=qemu-system-aarch64 board_console=ttyAMA0 ;;
+    esac
+    export OBSCURA_BOARD_SUITE=$board_suite OBSCURA_BOARD_ARCH=$board_arch
+}
 
 say() { printf 'virtual board: %s\n' "$*" >&2; }
 die() { printf 'virtual board: error: %s\n' "$*" >&2; exit 2; }
@@ -48,7 +67,9 @@ swift_runtime_dir() {
     (cd "$(dirname "$(readlink -f "$swiftc")")/../lib/swift/linux" 2>/dev/null && pwd) || true
 }
 
-# Out-of-tree drivers the board loads, in load order.
+# The drivers the board loads, in load order: built out of tree where the
+# kernel lacks them (setup), v4l2-mem2mem and snd-aloop taken from the kernel
+# where it has them.
 board_drivers=(v4l2-mem2mem vimc vicodec vkms gpio-sim snd-aloop)
 
 # Module parameters per driver.
@@ -58,3 +79,5 @@ driver_params() {
         *) echo "" ;;
     esac
 }
+
+board_select "${OBSCURA_BOARD_SUITE:-$host_suite}" "${OBSCURA_BOARD_ARCH:-$host_arch}"
