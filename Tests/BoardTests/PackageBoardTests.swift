@@ -25,7 +25,7 @@ struct PackageBoardTests {
             echo "before=$(command -v obscura || echo none)"
             # Everything it depends on is on the board already: no network needed.
             cp '\#(path)' /tmp/ && apt-get install -y --no-install-recommends /tmp/$(basename '\#(path)') > $k/apt.log 2>&1
-            echo "apt-rc=$?"; tail -n 3 $k/apt.log | sed 's/^/apt: /'
+            echo "apt-rc=$?"; tail -n 3 $k/apt.log | tr '\r' '\n' | sed 's/^/apt: /'; echo
             echo "installed=$(dpkg-query -W -f='${Architecture} ${Status}' obscura) binary=$(command -v obscura)"
             echo "depends=$(dpkg-query -W -f='${Depends}' obscura)"
             journalctl -u obscura -f -n all -o cat --no-pager | sed -u 's/^/journal: /' &
@@ -58,7 +58,9 @@ struct PackageBoardTests {
         let lines = out.split(separator: "\n").map(String.init)
         #expect(lines.contains("before=none"), "\(out)\(result.stderr)")
         #expect(lines.contains("apt-rc=0"), "\(out)")
-        #expect(lines.contains("installed=\(VirtualBoard.arch) install ok installed binary=/usr/bin/obscura"), "\(out)")
+        let installed = lines.first { $0.hasPrefix("installed=") } ?? ""
+        #expect(installed.hasPrefix("installed=\(VirtualBoard.arch) install ok installed") && installed.hasSuffix(" binary=/usr/bin/obscura"),
+                "\(installed.debugDescription) \(Array(installed.utf8))")
         #expect(lines.contains("active=active"), "\(out)")
         #expect(out.contains("journal: obscura: recording finished"), "\(out)")
         #expect(lines.contains("pull-rc=0"), "\(out)")
