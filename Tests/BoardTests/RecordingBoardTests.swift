@@ -88,6 +88,7 @@ extension VirtualBoardTests {
             kill -9 $p; wait $p
             ls killed.mp4*
             ffprobe -v error -count_frames -show_entries stream=codec_name,nb_read_frames -of default=nw=1 killed.mp4.partial
+            ffprobe -v error -select_streams v:0 -show_entries packet=pts_time -of csv=p=0 killed.mp4.partial | sed 's/^/pts=/'
             rm -f killed.mp4* r.err
             """)
         let out = result.stdout
@@ -95,8 +96,15 @@ extension VirtualBoardTests {
         #expect(out.contains("codec_name=h264"))
         let frames = out.split(separator: "\n").first { $0.hasPrefix("nb_read_frames=") }
             .flatMap { Int($0.dropFirst("nb_read_frames=".count)) } ?? 0
-        // About three seconds at vimc's ~26 fps under emulation, less at most one second.
-        #expect(frames > 40, "the killed file plays \(frames) frames")
+        // Three seconds and more were recorded; at most one second is lost,
+        // and the last frame's interval (the camera's own, as the file shows it).
+        let times = out.split(separator: "\n").filter { $0.hasPrefix("pts=") }.compactMap { Double($0.dropFirst(4)) }.sorted()
+        #expect(frames >= 2 && times.count == frames, "the killed file plays \(frames) frames\n\(out)")
+        if let first = times.first, let last = times.last, times.count >= 2 {
+            let interval = (last - first) / Double(times.count - 1)
+            let held = last - first + interval
+            #expect(held >= 2 - interval, "the killed file holds \(held) s of frames \(interval) s apart")
+        }
     }
 }
 }
