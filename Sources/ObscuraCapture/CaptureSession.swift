@@ -460,10 +460,14 @@ public final class CaptureSession: @unchecked Sendable {
         let gap = now &- lastFrame.exchange(now, ordering: .relaxed)
         let (targets, interrupted) = lock.withLock { _ in (_connections.filter(\.isEnabled), _state == .interrupted) }
         if settlingFrames.load(ordering: .relaxed) > 0 {
+            // A start's first frames are not the running rhythm.
             settlingFrames.subtract(1, ordering: .relaxed)
-        } else if !interrupted {
-            // A start's first frames and the end of an interruption are not
-            // the running rhythm: only gaps between settled frames count.
+        } else {
+            // The gap that ends a stall counts too: a camera that was only
+            // slower than the limit (bursts at a low rate, a starved board)
+            // gets a limit that covers the gap it has shown, instead of an
+            // interruption at every slow frame. A camera that went away is
+            // restarted, and a restart measures afresh.
             let longest = recentLongestGap.load(ordering: .relaxed)
             recentLongestGap.store(max(gap, longest - longest / 64), ordering: .relaxed)
         }

@@ -222,6 +222,10 @@ private func session(_ camera: SyntheticCamera, outputs: [VideoDataOutput], pres
         #expect(seen.last == .didStopRunning)
     }
 
+    /// The interruption ends with the next frame, and the gap that frame
+    /// ended counts: the limit now covers a gap like it (three of it, at
+    /// most `longestStallLimit`), so a camera that is merely slow at times
+    /// is not interrupted at each of its slow frames.
     @Test func aSilentCameraIsAnInterruptionThatEndsWhenFramesReturn() async throws {
         let camera = SyntheticCamera()
         let output = VideoDataOutput()
@@ -240,6 +244,9 @@ private func session(_ camera: SyntheticCamera, outputs: [VideoDataOutput], pres
         camera.setStalled(false)
         while let e = await iterator.next() { if e == .interruptionEnded { break } }
         #expect(s.isRunning)
+        // The gap was longer than the 0.5 s limit; three of it, less a 64th
+        // per frame since (under a second of frames at 30 fps).
+        #expect(s.currentStallLimit >= .milliseconds(1000), "after a gap over 0.5 s: \(s.currentStallLimit)")
         _ = try await take(2, from: output)
         try s.stopRunning()
     }
