@@ -44,9 +44,16 @@ extension VirtualBoardTests {
             echo "usr1-again-$(obscura status | grep '^state:' | tr -d ' ')"
             # A kill in the middle of a recording: systemd restarts the service,
             # which recovers the interrupted file.
+            # The kill comes once the file holds frames: a camera's first
+            # seconds sit in the encoder's lookahead, however slow the camera.
             for f in $rec/*.mp4; do echo "pre-kill=$f"; done
             press record-button
-            sleep 4
+            for i in $(seq 120); do
+                n=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 /var/lib/obscura/incoming/*.partial 2>/dev/null)
+                [ "${n:-0}" -ge \(Int(4 * VirtualBoard.vimcSlowestRate) + 1) ] && break
+                sleep 0.5
+            done
+            echo "frames-on-disk-at-kill=$n"
             systemctl kill -s KILL obscura
             for i in $(seq 150); do
                 [ "$(systemctl show -p NRestarts --value obscura)" -ge 1 ] && [ "$(systemctl is-active obscura)" = active ] && break
@@ -96,7 +103,11 @@ extension VirtualBoardTests {
         }
         #expect(recovered.count == 1, "\(recovered)")
         let killedFrames = recovered.first.flatMap { $0.split(separator: "=").last.flatMap { Int($0) } } ?? 0
-        #expect(Double(killedFrames) > 4 * VirtualBoard.vimcSlowestRate, "the killed recording plays \(killedFrames) frames")
+        let onDisk = lines.first { $0.hasPrefix("frames-on-disk-at-kill=") }.flatMap { $0.split(separator: "=").last.flatMap { Int($0) } } ?? 0
+        #expect(Double(onDisk) > 4 * VirtualBoard.vimcSlowestRate, "the recording's file held \(onDisk) frames before the kill")
+        // What the file held is all kept; the frames still being written may
+        // be gone, but the recovered recording plays at least those.
+        #expect(killedFrames >= onDisk, "the killed recording plays \(killedFrames) frames; \(onDisk) were on disk")
         #expect(!out.contains(".partial"))
         // Priorities: what happened is a notice, how it was done is info; the prefix never shows.
         #expect(lines.contains { $0.hasPrefix("notice: obscura: ready: ") }, "\(out)")
