@@ -1,6 +1,13 @@
 #define _GNU_SOURCE
 #include "obscura_system.h"
 #include <linux/dma-buf.h>
+#if __has_include(<linux/dma-heap.h>)
+#include <linux/dma-heap.h>
+#endif
+#if __has_include(<linux/udmabuf.h>)
+#include <linux/udmabuf.h>
+#endif
+#include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/eventfd.h>
@@ -29,6 +36,40 @@ int obscura_dmabuf_sync(int fd, int start, int write)
 int obscura_memfd(const char *name)
 {
     return memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+}
+
+int obscura_dma_heap_alloc(int heap, uint64_t length)
+{
+#if __has_include(<linux/dma-heap.h>)
+    struct dma_heap_allocation_data data = { 0 };
+    data.len = length;
+    data.fd_flags = O_RDWR | O_CLOEXEC;
+    if (obscura_ioctl(heap, DMA_HEAP_IOCTL_ALLOC, &data) < 0)
+        return -1;
+    return (int)data.fd;
+#else
+    (void)heap; (void)length;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int obscura_udmabuf_create(int udmabuf, int memfd, uint64_t length)
+{
+#if __has_include(<linux/udmabuf.h>)
+    struct udmabuf_create create = { 0 };
+    if (fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK) < 0)
+        return -1;
+    create.memfd = (uint32_t)memfd;
+    create.flags = UDMABUF_FLAGS_CLOEXEC;
+    create.offset = 0;
+    create.size = length;
+    return obscura_ioctl(udmabuf, UDMABUF_CREATE, &create);
+#else
+    (void)udmabuf; (void)memfd; (void)length;
+    errno = ENOSYS;
+    return -1;
+#endif
 }
 
 int obscura_eventfd(void)

@@ -59,7 +59,15 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
         /// frames point into its mapped buffers: no copy. A returned frame's
         /// pages are dropped from the process (the page cache keeps them).
         case rawFile(String)
+        /// Raw frames from a file (as `rawFile`), each placed once into a
+        /// dmabuf of its own (`DmabufAllocator`: a DMA heap, else udmabuf)
+        /// and delivered from it in turn, as a camera's frames are: an
+        /// encoder imports them without a copy. At most `maxDmabufFrames`
+        /// frames of the file are used.
+        case rawFileInDmabufs(String)
     }
+    /// The most frames `rawFileInDmabufs` places in dmabufs.
+    public static let maxDmabufFrames = 32
     /// When frames come.
     public enum Pacing: Sendable {
         /// On a timer at the frame rate, timestamps from the monotonic clock.
@@ -76,6 +84,10 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
     private var contentFrames = 0
     private var frameLength = 0
     private var slots = 0
+    /// Buffers of the current set (`slots`, or one per file frame in dmabufs).
+    private var bufferTotal = 0
+    /// The dmabuf allocator that holds the frames (`rawFileInDmabufs`).
+    public private(set) var dmabufAllocator: String?
     private var virtualStart: UInt64 = 0
 
     public init(id: String = "synthetic:0", formats: [PixelFormat] = [.nv12, .bgr888, .yuyv, .xrgb8888],
@@ -170,7 +182,23 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
             generation += 1
             var buffers: [SyntheticBuffer] = [], rawBuffers: [SyntheticBuffer] = []
             var contentMapping: MemoryMapping?
-            if case .rawFile(let path) = content {
+            var total = count
+            if case .rawFileInDmabufs(let path) = content {
+                let fd = try Syscalls.open(path, O_RDONLY | O_CLOEXEC)
+                var st = stat()
+                guard fstat(fd.rawValue, &st) == 0 else { throw SystemError.errno("fstat", path) }
+                contentFrames = min(Int(st.st_size) / frameSize, Self.maxDmabufFrames)
+                guard contentFrames > 0 else {
+                    throw CameraError.invalidConfiguration("\(path) holds \(st.st_size) bytes, less than one \(format) \(size) frame (\(frameSize) bytes)")
+                }
+                buffers = try (0..<contentFrames).map { i in
+                    let buffer = try SyntheticBuffer(index: i, length: frameSize, inDmabuf: true)
+                    try buffer.fill(from: fd.rawValue, offset: i * frameSize, path: path)
+                    dmabufAllocator = buffer.allocator
+                    return buffer
+                }
+                total = contentFrames
+            } else if case .rawFile(let path) = content {
                 let fd = try Syscalls.open(path, O_RDONLY | O_CLOEXEC)
                 var st = stat()
                 guard fstat(fd.rawValue, &st) == 0 else { throw SystemError.errno("fstat", path) }
@@ -182,7 +210,8 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
             } else {
                 buffers = try (0..<count).map { try SyntheticBuffer(index: $0, length: frameSize) }
             }
-            free = Array(0..<count)
+            free = Array(0..<total)
+            bufferTotal = total
             let stream = StreamConfiguration(role: request.role, pixelFormat: format, size: size,
                                              stride: info.stride(plane: 0, width: size.width), frameSize: frameSize,
                                              bufferCount: count, fullRange: false)
@@ -256,25 +285,39 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
         let made: (CameraFrame, @Sendable (CameraFrame) -> Void)? = lock.withLock { _ in
             guard let config, let set = bufferSet, let handler, connected, !stalled else { return nil }
             let fast = if case .asFastAsBuffersReturn = pacing { true } else { false }
-            if fast && (!running || free.count < 3) { return nil }
+            // Fast: two of the stream's buffers always stay with the camera.
+            if fast && (!running || bufferTotal - free.count > slots - 3) { return nil }
+            // Frames in dmabufs come in the file's order: the next one's buffer must be back.
+            var slot: Int?
+            if case .rawFileInDmabufs = content {
+                guard let at = free.firstIndex(of: Int(sequence % UInt32(contentFrames))) else {
+                    if !fast { sequence &+= 1; skippedFrames += 1 }
+                    return nil
+                }
+                slot = at
+            }
             sequence &+= 1
             if !pendingControls.isEmpty {
                 for (name, values, due) in pendingControls where due <= sequence { controls[name] = values }
                 pendingControls.removeAll { $0.2 <= sequence }
             }
-            guard let index = free.popLast() else {
+            guard let index = slot.map({ free.remove(at: $0) }) ?? free.popLast() else {
                 skippedFrames += 1
                 return nil
             }
             var planes: [FramePlane]
             var dmabufs: [DmaBufPlane] = []
+            var inDmabuf = false
             if let mapping = set.contentMapping {
                 let start = ((Int(sequence) - 1) % contentFrames) * frameLength
                 planes = SyntheticBuffer.planes(config.pixelFormat, config.size, base: mapping.base + start)
             } else {
                 let buffer = set.buffers[index]
-                let brightness = controls["Brightness"]?.first ?? 0
-                buffer.draw(config.pixelFormat, config.size, sequence: sequence, brightness: brightness)
+                if buffer.allocator == nil {
+                    let brightness = controls["Brightness"]?.first ?? 0
+                    buffer.draw(config.pixelFormat, config.size, sequence: sequence, brightness: brightness)
+                }
+                inDmabuf = buffer.allocator != nil
                 planes = buffer.planes(config.pixelFormat, config.size)
                 dmabufs = [DmaBufPlane(fd: buffer.fd.rawValue, offset: 0, length: buffer.length)]
             }
@@ -305,9 +348,10 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
                                  sequence: sequence, timestampNanoseconds: timestamp, metadata: metadata,
                                  release: { _ = lease })
             }
+            // A real dmabuf is read by the CPU under DMA_BUF_IOCTL_SYNC, and imported by an encoder.
             let frame = VideoFrame(format: config.pixelFormat, size: config.size, planes: planes, dmabufs: dmabufs,
                                    sequence: sequence, timestampNanoseconds: timestamp,
-                                   metadata: metadata, raw: raw, release: { _ = lease })
+                                   metadata: metadata, needsCPUSync: inDmabuf, raw: raw, release: { _ = lease })
             return (CameraFrame(stream: 0, frame: frame), handler)
         }
         if let (frame, handler) = made { handler(frame) }
@@ -435,10 +479,31 @@ final class SyntheticBuffer: @unchecked Sendable {
     let mapping: MemoryMapping
     let length: Int
 
-    init(index: Int, length: Int) throws {
-        fd = try Syscalls.memfd("obscura-synthetic-\(index)", size: length)
+    /// The dmabuf allocator it came from; nil: a memfd.
+    let allocator: String?
+
+    init(index: Int, length: Int, inDmabuf: Bool = false) throws {
+        if inDmabuf {
+            (fd, allocator) = try DmabufAllocator.allocate(length, name: "obscura-synthetic-\(index)")
+        } else {
+            fd = try Syscalls.memfd("obscura-synthetic-\(index)", size: length)
+            allocator = nil
+        }
         mapping = try MemoryMapping(fd: fd.rawValue, offset: 0, length: length, writable: true)
         self.length = length
+    }
+
+    /// Reads its frame from `file` at `offset` (once, when configured).
+    func fill(from file: Int32, offset: Int, path: String) throws {
+        if allocator != nil { try Syscalls.dmabufSync(fd.rawValue, start: true, write: true) }
+        defer { if allocator != nil { try? Syscalls.dmabufSync(fd.rawValue, start: false, write: true) } }
+        var done = 0
+        while done < length {
+            let n = pread(file, mapping.base + done, length - done, off_t(offset + done))
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { throw SystemError.errno("pread", "frame at \(offset) of \(path)") }
+            done += n
+        }
     }
 
     func planes(_ format: PixelFormat, _ size: PixelSize) -> [FramePlane] {

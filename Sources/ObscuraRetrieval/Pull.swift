@@ -129,6 +129,11 @@ public final class Puller: Sendable {
 
     public func run(progress: @escaping @Sendable (PullProgress) -> Void = { _ in },
                     note: @escaping @Sendable (String) -> Void = { _ in }) throws(RetrievalError) -> PullSummary {
+        // sftp may be gone (not installed, or exited at a refused
+        // connection) before it reads its batch: the write must fail with
+        // EPIPE, and sftp's status and words say why, instead of the
+        // process dying silently of SIGPIPE.
+        signal(SIGPIPE, SIG_IGN)
         var summary = PullSummary()
         let made = [options.destination, workspace].filter { !FileManager.default.fileExists(atPath: $0) }
         for folder in [options.destination, workspace] {
@@ -362,7 +367,8 @@ public final class Puller: Sendable {
         }
         running.store(process.processIdentifier, ordering: .sequentiallyConsistent)
         defer { running.store(0, ordering: .sequentiallyConsistent) }
-        input.fileHandleForWriting.write(Data((commands.joined(separator: "\n") + "\n").utf8))
+        // EPIPE (sftp already gone) is no error here: its status and messages say what happened.
+        try? input.fileHandleForWriting.write(contentsOf: Data((commands.joined(separator: "\n") + "\n").utf8))
         try? input.fileHandleForWriting.close()
         // Both pipes drained together, so neither can fill and block sftp.
         let collected = Mutex<Data>(Data())
@@ -383,6 +389,10 @@ public final class Puller: Sendable {
         reader.join()
         let err = collected.withLock { String(decoding: $0, as: UTF8.self) }
         if cancelled.load(ordering: .sequentiallyConsistent) { throw RetrievalError("interrupted; run it again to resume") }
+        if process.terminationStatus == 127 && !options.sftp.hasPrefix("/") {
+            // env's "not found": no sftp on the PATH.
+            throw RetrievalError("cannot run \(options.sftp) (install openssh-client): \(err.trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
         guard process.terminationStatus == 0 else {
             let said = err.split(separator: "\n").map(String.init).filter { !$0.isEmpty }.suffix(3).joined(separator: "; ")
             throw RetrievalError("sftp to \(options.target) failed (exit \(process.terminationStatus)): \(said.isEmpty ? "no message" : said)")

@@ -2,19 +2,27 @@ import Foundation
 import ObscuraCamera
 import ObscuraCapture
 import ObscuraMedia
+import ObscuraSystem
 
 /// Picks the camera a command asked for: an id from `obscura devices`, the
 /// first camera when none is named, `synthetic` — a test pattern that
 /// needs no camera at all — or `file:PATH`: raw frames from a file (in the
 /// --pixel-format and --size given), delivered as fast as the pipeline takes
-/// them on a virtual 30 fps clock, for benchmarks.
+/// them on a virtual 30 fps clock, for benchmarks; or `dmabuf-file:PATH`:
+/// the same, each of the file's first frames (at most 32) placed once into a
+/// dmabuf of its own, as a camera delivers them (an encoder imports them).
 enum CameraChoice {
     static func device(_ id: String?) throws -> CaptureDevice {
-        if let id, id.hasPrefix("file:") {
-            let path = String(id.dropFirst(5))
+        for prefix in ["file:", "dmabuf-file:"] where id?.hasPrefix(prefix) == true {
+            let path = String(id!.dropFirst(prefix.count))
             guard access(path, R_OK) == 0 else { throw UserFacingError("cannot read raw frames from \"\(path)\"") }
-            return CaptureDevice(source: SyntheticCamera(id: id, formats: [.nv12, .yuv420, .yuyv, .bgr888, .xrgb8888],
-                                                         content: .rawFile(path), pacing: .asFastAsBuffersReturn))
+            if prefix == "dmabuf-file:" && DmabufAllocator.available == nil {
+                throw UserFacingError("\(prefix) needs a dmabuf allocator: none of "
+                    + "\((DmabufAllocator.heaps + [DmabufAllocator.udmabuf]).joined(separator: ", ")) is here; file:\(path) maps the file instead")
+            }
+            return CaptureDevice(source: SyntheticCamera(id: id!, formats: [.nv12, .yuv420, .yuyv, .bgr888, .xrgb8888],
+                                                         content: prefix == "file:" ? .rawFile(path) : .rawFileInDmabufs(path),
+                                                         pacing: .asFastAsBuffersReturn))
         }
         if let id, CaptureDevice.isTestPattern(id) { return CaptureDevice.testPattern(id: id) }
         let devices = try CaptureDevice.devices()

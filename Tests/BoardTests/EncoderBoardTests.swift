@@ -97,5 +97,40 @@ extension VirtualBoardTests {
                 "\(result.stderr)")
         #expect(result.stdout.contains("codec_name=h264"))
     }
+
+    /// Frames from a file placed in dmabufs (`--camera dmabuf-file:`, what
+    /// `bench/record-vs-ffmpeg --encoder v4l2m2m` gives Obscura) go into the
+    /// V4L2 encoder by import, as a camera's do: no CPU copy. A kernel with
+    /// no dmabuf allocator (Debian 12's has neither udmabuf nor DMA heaps;
+    /// Debian 13's has udmabuf) gets the camera refused by name. The
+    /// benchmark finds no H.264 encoder on the virtual board (vicodec makes
+    /// FWHT), says so and exits 77 before measuring anything.
+    @Test func fileFramesInDmabufsGoIntoTheEncoderWithoutACopy() throws {
+        let result = try VirtualBoard.run("""
+            o=.build/debug/obscura
+            ffmpeg -v error -f lavfi -i testsrc2=size=640x480:rate=30 -frames:v 8 -pix_fmt nv12 -f rawvideo /tmp/f.nv12 || exit 1
+            echo "allocators: $(ls /dev/udmabuf /dev/dma_heap/* 2>/dev/null | tr '\\n' ' ')"
+            $o record --camera dmabuf-file:/tmp/f.nv12 --pixel-format NV12 --size 640x480 --encoder v4l2m2m --codec fwht \\
+                --duration 0.98 --output /tmp/d.fwht; echo "record-exit=$?"
+            OBSCURA=$o bench/record-vs-ffmpeg --encoder v4l2m2m --runs 1 --frames 32 --out /tmp; echo "bench-exit=$?"
+            """, timeout: 300)
+        let out = result.stdout, err = result.stderr
+        let allocators = out.split(separator: "\n").first { $0.hasPrefix("allocators: ") }?.dropFirst("allocators: ".count)
+            .split(separator: " ") ?? []
+        if VirtualBoard.suite == "bookworm" { #expect(allocators.isEmpty, "\(allocators)") }
+        if VirtualBoard.suite == "trixie" { #expect(allocators.contains("/dev/udmabuf"), "\(allocators)") }
+        if allocators.isEmpty {
+            #expect(out.contains("record-exit=1"), "\(out)\(err)")
+            #expect(err.contains("dmabuf-file: needs a dmabuf allocator: none of /dev/dma_heap/vidbuf_cached, /dev/dma_heap/linux,cma, /dev/dma_heap/system, /dev/udmabuf is here"), "\(err)")
+        } else {
+            #expect(out.contains("record-exit=0"), "\(out)\(err)")
+            #expect(err.contains("frames NV12 imported by dmabuf, no CPU copy"), "\(err)")
+            let recorded = try #require(out.split(separator: "\n").first { $0.hasPrefix("recorded /tmp/d.fwht: ") }.map(String.init), "\(out)")
+            // One second on the file camera's virtual 30 fps clock, none copied.
+            #expect(recorded.hasPrefix("recorded /tmp/d.fwht: 30 frames") && recorded.contains("CPU copies per frame 0.00"), "\(recorded)")
+        }
+        #expect(out.contains("bench-exit=77"), "\(out)\(err)")
+        #expect(err.contains("record-vs-ffmpeg: no H.264 memory-to-memory encoder here, nothing to compare: no V4L2 memory-to-memory encoder makes h264"), "\(err)")
+    }
 }
 }

@@ -39,6 +39,19 @@ import TestSupport
         #expect(ChecksumLine.parse("") == nil)
     }
 
+    /// Without sftp on the PATH the pull says what to install; the batch
+    /// written to a process already gone is no SIGPIPE death.
+    @Test func aMissingSftpIsNamedWithWhatToInstall() throws {
+        let dir = try TemporaryDirectory()
+        var options = PullOptions(target: "recorder.local", destination: dir.path + "/pulled")
+        options.sftp = "obscura-no-such-sftp"
+        #expect {
+            _ = try Puller(options: options).run()
+        } throws: { error in
+            "\(error)".hasPrefix("cannot run obscura-no-such-sftp (install openssh-client): ")
+        }
+    }
+
     @Test func sftpListingsGiveRegularFilesAndSizes() {
         let output = """
             sftp> -ls -ln "/recordings"

@@ -11,6 +11,14 @@ int obscura_ioctl(int fd, unsigned long request, void *arg);
 int obscura_dmabuf_sync(int fd, int start, int write);
 /* memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING). */
 int obscura_memfd(const char *name);
+/* DMA_HEAP_IOCTL_ALLOC on an open /dev/dma_heap/<name>: a new dmabuf of
+ * `length` bytes (read-write, close-on-exec), or -1 with errno (ENOSYS when
+ * built without linux/dma-heap.h). */
+int obscura_dma_heap_alloc(int heap, uint64_t length);
+/* A dmabuf over the whole of memfd `memfd` (sealed against shrinking here)
+ * through an open /dev/udmabuf (UDMABUF_CREATE), or -1 with errno (ENOSYS
+ * when built without linux/udmabuf.h). */
+int obscura_udmabuf_create(int udmabuf, int memfd, uint64_t length);
 /* eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK). */
 int obscura_eventfd(void);
 /* pthread_setname_np(thread, name), the name cut to 15 bytes. */
