@@ -86,8 +86,6 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
     private var slots = 0
     /// Buffers of the current set (`slots`, or one per file frame in dmabufs).
     private var bufferTotal = 0
-    /// The dmabuf allocator that holds the frames (`rawFileInDmabufs`).
-    public private(set) var dmabufAllocator: String?
     private var virtualStart: UInt64 = 0
 
     public init(id: String = "synthetic:0", formats: [PixelFormat] = [.nv12, .bgr888, .yuyv, .xrgb8888],
@@ -183,30 +181,29 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
             var buffers: [SyntheticBuffer] = [], rawBuffers: [SyntheticBuffer] = []
             var contentMapping: MemoryMapping?
             var total = count
-            if case .rawFileInDmabufs(let path) = content {
+            let file: (path: String, inDmabufs: Bool)? = switch content {
+            case .pattern: nil
+            case .rawFile(let path): (path, false)
+            case .rawFileInDmabufs(let path): (path, true)
+            }
+            if let (path, inDmabufs) = file {
                 let fd = try Syscalls.open(path, O_RDONLY | O_CLOEXEC)
                 var st = stat()
                 guard fstat(fd.rawValue, &st) == 0 else { throw SystemError.errno("fstat", path) }
-                contentFrames = min(Int(st.st_size) / frameSize, Self.maxDmabufFrames)
+                contentFrames = min(Int(st.st_size) / frameSize, inDmabufs ? Self.maxDmabufFrames : Int.max)
                 guard contentFrames > 0 else {
                     throw CameraError.invalidConfiguration("\(path) holds \(st.st_size) bytes, less than one \(format) \(size) frame (\(frameSize) bytes)")
                 }
-                buffers = try (0..<contentFrames).map { i in
-                    let buffer = try SyntheticBuffer(index: i, length: frameSize, inDmabuf: true)
-                    try buffer.fill(from: fd.rawValue, offset: i * frameSize, path: path)
-                    dmabufAllocator = buffer.allocator
-                    return buffer
+                if inDmabufs {
+                    buffers = try (0..<contentFrames).map { i in
+                        let buffer = try SyntheticBuffer(index: i, length: frameSize, inDmabuf: true)
+                        try buffer.fill(from: fd.rawValue, offset: i * frameSize, path: path)
+                        return buffer
+                    }
+                    total = contentFrames
+                } else {
+                    contentMapping = try MemoryMapping(fd: fd.rawValue, offset: 0, length: contentFrames * frameSize)
                 }
-                total = contentFrames
-            } else if case .rawFile(let path) = content {
-                let fd = try Syscalls.open(path, O_RDONLY | O_CLOEXEC)
-                var st = stat()
-                guard fstat(fd.rawValue, &st) == 0 else { throw SystemError.errno("fstat", path) }
-                contentFrames = Int(st.st_size) / frameSize
-                guard contentFrames > 0 else {
-                    throw CameraError.invalidConfiguration("\(path) holds \(st.st_size) bytes, less than one \(format) \(size) frame (\(frameSize) bytes)")
-                }
-                contentMapping = try MemoryMapping(fd: fd.rawValue, offset: 0, length: contentFrames * frameSize)
             } else {
                 buffers = try (0..<count).map { try SyntheticBuffer(index: $0, length: frameSize) }
             }

@@ -12,10 +12,12 @@ public enum DmabufAllocator {
     /// name, then the mainline one), the system heap, then udmabuf.
     public static let heaps = ["/dev/dma_heap/vidbuf_cached", "/dev/dma_heap/linux,cma", "/dev/dma_heap/system"]
     public static let udmabuf = "/dev/udmabuf"
+    /// Every allocator, in the order tried.
+    public static var candidates: [String] { heaps + [udmabuf] }
 
     /// The first allocator this system has, or nil.
     public static var available: String? {
-        (heaps + [udmabuf]).first { access($0, R_OK | W_OK) == 0 }
+        candidates.first { access($0, R_OK | W_OK) == 0 }
     }
 
     /// A new dmabuf of `length` bytes from the first allocator there is;
@@ -23,7 +25,7 @@ public enum DmabufAllocator {
     public static func allocate(_ length: Int, name: String) throws(SystemError) -> (fd: OwnedFileDescriptor, from: String) {
         guard let path = available else {
             throw SystemError(call: "open", code: ENOENT,
-                              detail: "a dmabuf allocator: none of \((heaps + [udmabuf]).joined(separator: ", ")) is here "
+                              detail: "a dmabuf allocator: none of \(candidates.joined(separator: ", ")) is here "
                                 + "(kernel options CONFIG_DMABUF_HEAPS_CMA, CONFIG_DMABUF_HEAPS_SYSTEM or CONFIG_UDMABUF)")
         }
         let device = try Syscalls.open(path, O_RDWR)

@@ -18,7 +18,7 @@ enum CameraChoice {
             guard access(path, R_OK) == 0 else { throw UserFacingError("cannot read raw frames from \"\(path)\"") }
             if prefix == "dmabuf-file:" && DmabufAllocator.available == nil {
                 throw UserFacingError("\(prefix) needs a dmabuf allocator: none of "
-                    + "\((DmabufAllocator.heaps + [DmabufAllocator.udmabuf]).joined(separator: ", ")) is here; file:\(path) maps the file instead")
+                    + "\(DmabufAllocator.candidates.joined(separator: ", ")) is here; file:\(path) maps the file instead")
             }
             return CaptureDevice(source: SyntheticCamera(id: id!, formats: [.nv12, .yuv420, .yuyv, .bgr888, .xrgb8888],
                                                          content: prefix == "file:" ? .rawFile(path) : .rawFileInDmabufs(path),
