@@ -11,6 +11,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/eventfd.h>
+#include <sys/timex.h>
 #include <sys/socket.h>
 #include <pthread.h>
 #include <string.h>
@@ -88,4 +89,14 @@ int obscura_name_thread(pthread_t thread, const char *name)
 int obscura_accept(int fd)
 {
     return accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
+int obscura_clock_synchronized(void)
+{
+    struct timex t;
+    memset(&t, 0, sizeof t);
+    int state = adjtimex(&t);
+    if (state < 0)
+        return -1;
+    return state != TIME_ERROR && !(t.status & STA_UNSYNC);
 }

@@ -133,6 +133,16 @@ public struct RecordingProgress: Sendable, Equatable {
     /// back to its last complete fragment, removed for holding no frame, no
     /// checksum and why); empty for a clean finish.
     public var fileNotes: [String] = []
+    /// Mean time from a frame going into the video encoder to its packet
+    /// coming out, over the last half second that had packets.
+    public var encoderLatency: Duration = .zero
+    /// The longest such time in this recording.
+    public var encoderLatencyMax: Duration = .zero
+    /// Frames inside the encoder with no packet out yet.
+    public var framesInEncoder = 0
+    /// The camera's rate over the last report window (about half a
+    /// second), from the timestamps of the frames that reached the encoder.
+    public var recentFrameRate = 0.0
     /// Frames per second measured from the timestamps.
     public var frameRate: Double {
         frames > 1 && duration > .zero ? Double(frames - 1) / duration.seconds : 0
@@ -507,6 +517,11 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
         var reason: RecordingFinishReason = .stopped
         // CPU time spent inside the encoder's calls (its own threads excluded).
         var encoderCPU: UInt64 = 0
+        var latency = EncoderLatency()
+        // Frames placed since the last report, and the pts before them.
+        var windowFrames = 0
+        var windowStartPTS: Int64?
+        var lastPTS: Int64?
         let directory = (path as NSString).deletingLastPathComponent
         // The queue and the copy counter live as long as the output: count
         // from this recording's start.
@@ -520,6 +535,15 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
             if let audio = sink.audio { progress.audioCompensatedSamples = audio.compensatedSamples }
             progress.audioDrops = state.withLock { $0.audioDrops }
             progress.encoderCPU = .nanoseconds(Int64(encoderCPU))
+            latency.closeWindow()
+            progress.encoderLatency = latency.mean
+            progress.encoderLatencyMax = latency.maximum
+            progress.framesInEncoder = latency.framesInside
+            if let start = windowStartPTS, let last = lastPTS, last > start, windowFrames > 0 {
+                progress.recentFrameRate = Double(windowFrames) / (Double(last - start) / 1e6)
+                windowFrames = 0
+                windowStartPTS = last
+            }
             // Drops that left a hole in the file, not those before its first
             // frame or after its last (the camera's own gaps are `skipped`).
             progress.droppedFrames = timeline.droppedFrames - droppedBefore
@@ -637,11 +661,15 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                 }
                 guard timeline.place(frame, at: pts, dropped: { queue.dropped(after: $0, before: $1) }) else { continue }
                 progress.skippedFrames = timeline.skippedFrames - skippedBefore
+                if windowStartPTS == nil { windowStartPTS = pts } else { windowFrames += 1 }
+                lastPTS = pts
                 let forceKeyframe = sink.needsKeyframe(at: pts) || waitingForKeyframe
                 waitingForKeyframe = false
                 let cpuBefore = Self.threadCPU()
+                latency.frameIn()
                 let packets = try made.encode(frame, ptsMicroseconds: pts, keyframe: forceKeyframe)
                 encoderCPU &+= Self.threadCPU() &- cpuBefore
+                latency.packetsOut(packets.count)
                 try write(packets, made)
                 try sink.takeSound(timeline)
                 guard sink.isOpen else { continue }
@@ -673,6 +701,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                 let cpuBefore = Self.threadCPU()
                 let drained = try encoder.finish()
                 encoderCPU &+= Self.threadCPU() &- cpuBefore
+                latency.packetsOut(drained.count)
                 try write(drained, encoder)
                 progress.bytes = sink.bytes
                 try sink.finish(timeline)

@@ -36,6 +36,30 @@ public struct ServiceStatus: Sendable, Codable, Equatable {
     public var preview: String?
     /// The microphone recorded beside the video, or why there is none.
     public var audio: String?
+    /// Frames in the recording in progress, and its measured frame rate.
+    public var frames = 0
+    public var framesPerSecond = 0.0
+    /// Since the service started: frames and bytes written, frames missing.
+    public var framesTotal = 0
+    public var bytesTotal = 0
+    public var droppedFramesTotal = 0
+    public var skippedFramesTotal = 0
+    /// Frame in to packet out of the video encoder (mean, seconds), and the
+    /// frames inside it now.
+    public var encoderLatencySeconds = 0.0
+    public var framesInEncoder = 0
+    /// Recordings ended by a failure (finalized all the same).
+    public var recordingsFailed = 0
+    /// When `lastError` happened (Unix time).
+    public var lastErrorTime: Double?
+    /// Stage restarts ("camera", "encoder", "storage") and the time each
+    /// stage's restarts left unrecorded.
+    public var stageRestarts: [String: Int] = [:]
+    public var stageGapSeconds: [String: Double] = [:]
+    public var storages: [StorageStatus] = []
+    public var host = HostHealth()
+    /// Where the metrics file is written, or why it is not.
+    public var metrics: String?
 }
 
 /// The kiosk recorder: buttons, LEDs, a camera session with a movie output,
@@ -89,6 +113,12 @@ public actor RecorderService {
     private var watchdogFrames = -1
     private var lastAdvance = ContinuousClock.now
     private var stopping = false
+    /// When the camera stopped delivering (interrupted or lost), until it is back.
+    private var interruptedAt: ContinuousClock.Instant?
+    /// What recordings finished since the start hold (the one in progress is in `status`).
+    private var finishedTotals = (frames: 0, bytes: 0, dropped: 0, skipped: 0)
+    private let metricsFile: MetricsFile?
+    private var metricsWritten = ContinuousClock.now - .seconds(3600)
 
     public init(configuration: ServiceConfiguration, profile: BoardProfile, logger: Logger) {
         self.configuration = configuration
@@ -99,6 +129,7 @@ public actor RecorderService {
                                minFreeBytes: configuration.minFreeSpaceBytes)
         status.board = profile.name
         status.preRecordSeconds = configuration.preRecordSeconds
+        metricsFile = configuration.metricsFile.isEmpty ? nil : MetricsFile(path: configuration.metricsFile)
     }
 
     /// Each line an info line of `logger`. (Made outside the actor's
@@ -141,6 +172,7 @@ public actor RecorderService {
         keeper.enforce()
         notifier.notify("READY=1\nSTATUS=\(statusLine)")
         logger.notice("ready: \(profile.name), recordings in \(configuration.recordingsFolder), control socket \(configuration.controlSocket)")
+        await writeMetrics()
         Task { await self.housekeeping() }
     }
 
@@ -236,7 +268,7 @@ public actor RecorderService {
                 }
             } catch {
                 logger.warning("button \(name) unavailable: \(error)")
-                status.lastError = "\(error)"
+                noteError("\(error)")
             }
         }
         button(g.recordButton) { await $0.toggleRecording() }
@@ -326,6 +358,7 @@ public actor RecorderService {
             Task { [events = session.events()] in
                 for await event in events { self.sessionEvent(event) }
             }
+            if interruptedAt != nil { cameraRestarted() }
             if state == .error { enter(.idle) }
         } catch {
             fail("camera: \(error)")
@@ -334,11 +367,28 @@ public actor RecorderService {
 
     private func sessionEvent(_ event: CaptureSession.Event) {
         switch event {
-        case .wasInterrupted(let why): logger.warning("camera interrupted: \(why.rawValue)")
-        case .interruptionEnded: logger.notice("camera back")
-        case .runtimeError(let e): status.lastError = e
+        case .wasInterrupted(let why):
+            logger.warning("camera interrupted: \(why.rawValue)")
+            if interruptedAt == nil { interruptedAt = .now }
+        case .interruptionEnded: cameraRestarted()
+        case .runtimeError(let e): noteError(e)
         default: break
         }
+    }
+
+    /// The camera delivers again after an interruption or a loss: one restart
+    /// of the camera stage, and the time it had none.
+    private func cameraRestarted() {
+        let gap = interruptedAt.map { (ContinuousClock.now - $0).seconds } ?? 0
+        interruptedAt = nil
+        status.stageRestarts["camera", default: 0] += 1
+        status.stageGapSeconds["camera", default: 0] += gap
+        logger.notice("camera back after \(String(format: "%.1f", gap)) s without frames")
+    }
+
+    private func noteError(_ message: String) {
+        status.lastError = message
+        status.lastErrorTime = Date().timeIntervalSince1970
     }
 
     /// The configuration's microphone, else the profile's. Without one the
@@ -445,13 +495,17 @@ public actor RecorderService {
         for await event in events {
             switch event {
             case .progress(let p):
-                status.bytes = p.bytes
-                status.droppedFrames = p.droppedFrames
+                take(p)
             case .segmentFinished(let path):
                 status.recordings += 1
                 logger.info("segment finished: \(path)")
                 keeper.enforce(protecting: [])
             case .finished(let path, let reason, let p):
+                take(p)
+                finishedTotals.frames += p.frames
+                finishedTotals.bytes += p.bytes
+                finishedTotals.dropped += p.droppedFrames
+                finishedTotals.skipped += p.skippedFrames
                 status.recordings += 1
                 status.lastRecording = path
                 let seconds = String(format: "%.1f", p.duration.seconds)
@@ -469,6 +523,17 @@ public actor RecorderService {
         }
     }
 
+    /// A recording's progress into the status.
+    private func take(_ p: RecordingProgress) {
+        status.bytes = p.bytes
+        status.droppedFrames = p.droppedFrames
+        status.frames = p.frames
+        status.framesPerSecond = p.recentFrameRate
+        status.encoderLatencySeconds = p.encoderLatency.seconds
+        status.framesInEncoder = p.framesInEncoder
+        status.skippedFramesTotal = p.skippedFrames
+    }
+
     private func recordingFinished(_ reason: RecordingFinishReason) {
         currentFile = nil
         recordingStarted = nil
@@ -477,14 +542,20 @@ public actor RecorderService {
         switch reason {
         case .stopped, .maximumDurationReached, .maximumFileSizeReached, .sessionStopped:
             if state == .recording { enter(.idle) }
-        case .diskFull: fail("disk full: the recording was finalized")
+        case .diskFull:
+            status.recordingsFailed += 1
+            fail("disk full: the recording was finalized")
         case .cameraLost:
+            status.recordingsFailed += 1
+            if interruptedAt == nil { interruptedAt = .now }
             fail("camera lost: the recording was finalized")
             session = nil
             movie = nil
             photoOutput = nil
             device = nil
-        case .error(let e): fail("recording failed: \(e)")
+        case .error(let e):
+            status.recordingsFailed += 1
+            fail("recording failed: \(e)")
         }
     }
 
@@ -540,7 +611,7 @@ public actor RecorderService {
                 // The photo is kept; a checksum that cannot be written (a full disk) is said.
                 do { try await offPool { try Checksum.write(for: file) } } catch {
                     logger.warning("\(file): no checksum: \(error)")
-                    status.lastError = "\(file): no checksum: \(error)"
+                    noteError("\(file): no checksum: \(error)")
                 }
             }
             status.photos += 1
@@ -553,7 +624,7 @@ public actor RecorderService {
             return .success(path)
         } catch {
             logger.error("photo failed: \(error)")
-            status.lastError = "photo failed: \(error)"
+            noteError("photo failed: \(error)")
             return .failure(PhotoFailure(message: "photo failed: \(error)"))
         }
     }
@@ -587,8 +658,10 @@ public actor RecorderService {
 
     private func fail(_ message: String) {
         // A retry that fails the same way is not news.
-        if status.lastError != message || state != .error { logger.error("\(message)") }
-        status.lastError = message
+        if status.lastError != message || state != .error {
+            logger.error("\(message)")
+            noteError(message)
+        }
         enter(.error)
     }
 
@@ -607,8 +680,19 @@ public actor RecorderService {
         if s.file == nil {
             s.bytes = 0
             s.droppedFrames = 0
+            s.frames = 0
+            s.framesPerSecond = 0
+            s.framesInEncoder = 0
+            s.skippedFramesTotal = 0
         }
+        s.framesTotal = finishedTotals.frames + s.frames
+        s.bytesTotal = finishedTotals.bytes + s.bytes
+        s.droppedFramesTotal = finishedTotals.dropped + s.droppedFrames
+        s.skippedFramesTotal += finishedTotals.skipped
         s.freeBytes = StorageKeeper.freeBytes(configuration.recordingsFolder)
+        s.storages = [StorageStatus(name: "recordings", path: configuration.recordingsFolder, freeBytes: s.freeBytes,
+                                    usedBytes: keeper.usedBytes(), quotaBytes: configuration.quotaBytes)]
+
         s.preview = previewOutput.map { "\($0.status)" }
         return s
     }
@@ -645,6 +729,30 @@ public actor RecorderService {
                 lastAdvance = .now
             }
             if healthy { notifier.notify("WATCHDOG=1\nSTATUS=\(statusLine)") }
+            // sysfs reads can block (a sensor on I²C): off the pool.
+            if let health = try? await offPool({ HostHealth.read() }) { status.host = health }
+            await writeMetrics()
+        }
+    }
+
+    /// The metrics file, every `metrics.interval_seconds`. A file that
+    /// cannot be written is said once (naming the key), and recording goes on.
+    private func writeMetrics() async {
+        guard let metricsFile, ContinuousClock.now - metricsWritten >= .seconds(configuration.metricsInterval) else { return }
+        metricsWritten = .now
+        let text = currentStatus().metricsText
+        do {
+            try await offPool { try metricsFile.write(text) }
+            if status.metrics != metricsFile.path {
+                logger.info("metrics every \(configuration.metricsInterval) s in \(metricsFile.path)")
+                status.metrics = metricsFile.path
+            }
+        } catch {
+            let problem = "metrics.file: cannot write \(metricsFile.path): \(error); no metrics, recording goes on"
+            if status.metrics != problem {
+                logger.error("\(problem)")
+                status.metrics = problem
+            }
         }
     }
 

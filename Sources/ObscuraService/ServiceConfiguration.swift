@@ -44,6 +44,10 @@ import ObscuraMuxing
 ///
 /// [control]
 /// socket = "/run/obscura/control.sock"
+///
+/// [metrics]
+/// file = "/run/obscura-metrics/obscura.prom"  # for node_exporter's textfile collector; "" : none
+/// interval_seconds = 5
 /// ```
 public struct ServiceConfiguration: Sendable, Equatable {
     public var file = "(defaults)"
@@ -78,6 +82,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var previewDevice: String?
     public var previewGravity = "fit"
     public var previewRotation = 0
+    /// Prometheus text format for node_exporter's textfile collector; empty: none.
+    public var metricsFile = "/run/obscura-metrics/obscura.prom"
+    public var metricsInterval = 5
 
     public static let defaultPath = "/etc/obscura/obscura.toml"
 
@@ -129,8 +136,14 @@ public struct ServiceConfiguration: Sendable, Equatable {
             }
             previewRotation = r
         }
+        metricsFile = try reader.string("metrics.file") ?? metricsFile
+        metricsInterval = try reader.int("metrics.interval_seconds", Limits.metricsInterval) ?? metricsInterval
+        if !metricsFile.isEmpty, !metricsFile.hasSuffix(".prom") {
+            throw ConfigurationError(file: path, line: reader.document.values["metrics.file"]?.line, key: "metrics.file",
+                                     message: "\"\(metricsFile)\" must end in .prom (node_exporter's textfile collector reads only those), or be \"\" for no metrics")
+        }
         for (key, value) in [("recording.folder", recordingsFolder), ("photo.folder", photosFolder), ("control.socket", controlSocket),
-                             ("recording.partial_folder", partialFolder ?? "/")]
+                             ("recording.partial_folder", partialFolder ?? "/"), ("metrics.file", metricsFile.isEmpty ? "/" : metricsFile)]
         where !value.hasPrefix("/") {
             throw ConfigurationError(file: path, line: reader.document.values[key]?.line, key: key,
                                      message: "\"\(value)\" must be an absolute path")

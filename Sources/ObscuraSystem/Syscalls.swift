@@ -22,8 +22,10 @@ public enum Syscalls {
     /// Writes `bytes` to `temporary`, fsyncs it and renames it to `path`, so
     /// `path` is either absent, the old file, or the whole new one. The
     /// temporary must be on `path`'s filesystem; it is removed on failure.
+    /// `sync: false` keeps the atomic replacement without the fsync (a
+    /// file on tmpfs, or one that is rewritten every few seconds anyway).
     public static func writeDurably(_ bytes: some Collection<UInt8>, to path: String, via temporary: String,
-                                    mode: mode_t = 0o644) throws(SystemError) {
+                                    mode: mode_t = 0o644, sync: Bool = true) throws(SystemError) {
         do throws(SystemError) {
             let fd = try open(temporary, O_WRONLY | O_CREAT | O_TRUNC, mode)
             let contiguous = Array(bytes)
@@ -37,7 +39,7 @@ public enum Syscalls {
                 offset += n
             }
             if fchmod(fd.rawValue, mode) != 0 { throw SystemError.errno("fchmod", temporary) }
-            try fsync(fd.rawValue, path: temporary)
+            if sync { try fsync(fd.rawValue, path: temporary) }
             fd.close()
             if rename(temporary, path) != 0 { throw SystemError.errno("rename", "\(temporary) → \(path)") }
         } catch {

@@ -88,13 +88,33 @@ struct StatusCommand: AsyncParsableCommand {
             if let file = status.file {
                 lines.append("file: \(file)")
                 lines.append(String(format: "elapsed: %.1f s, %d KiB, dropped frames %d", status.elapsedSeconds, status.bytes / 1024, status.droppedFrames))
+                lines.append(String(format: "frames: %d at %.2f fps, encoder latency %.0f ms (%d frames inside)", status.frames,
+                                    status.framesPerSecond, status.encoderLatencySeconds * 1000, status.framesInEncoder))
             }
-            if let free = status.freeBytes { lines.append("free space: \(free >> 20) MiB") }
+            for s in status.storages {
+                let free = s.freeBytes.map { "\($0 >> 20) MiB free" } ?? "not mounted"
+                let quota = s.quotaBytes > 0 ? " of a \(s.quotaBytes >> 20) MiB quota" : ""
+                lines.append("storage \(s.name): \(s.path), \(free), \(s.usedBytes >> 20) MiB used\(quota)")
+            }
             lines.append("flash: \(status.flash)")
             if let preview = status.preview { lines.append("preview: \(preview)") }
             if let audio = status.audio { lines.append("audio: \(audio)") }
             if status.preRecordSeconds > 0 { lines.append(String(format: "pre-record: %.1f s", status.preRecordSeconds)) }
-            lines.append("recordings: \(status.recordings), photos: \(status.photos)")
+            lines.append("recordings: \(status.recordings) (\(status.recordingsFailed) ended by a failure), photos: \(status.photos)")
+            if !status.stageRestarts.isEmpty {
+                lines.append("restarts: " + status.stageRestarts.keys.sorted().map {
+                    String(format: "%@ %d (%.1f s without recording)", $0, status.stageRestarts[$0] ?? 0, status.stageGapSeconds[$0] ?? 0)
+                }.joined(separator: ", "))
+            }
+            let temperatures = status.host.temperatures.keys.sorted().map { String(format: "%@ %.1f °C", $0, status.host.temperatures[$0] ?? 0) }
+            if !temperatures.isEmpty { lines.append("temperature: " + temperatures.joined(separator: ", ")) }
+            if let t = status.host.throttled {
+                let now = HostHealth.throttledFlags.filter { t & (1 << $0.bit) != 0 }.map(\.name)
+                lines.append(String(format: "throttled: 0x%x", t) + (now.isEmpty ? "" : " (" + now.joined(separator: ", ") + ")"))
+            }
+            let clock = status.host.clockSynchronized.map { $0 ? "synchronised" : "not synchronised" } ?? "unknown"
+            lines.append("clock: \(clock) (\(status.host.clockSource))")
+            if let metrics = status.metrics { lines.append("metrics: \(metrics)") }
             if let last = status.lastRecording { lines.append("last recording: \(last)") }
             if let error = status.lastError { lines.append("last error: \(error)") }
             lines.forEach(Log.output)

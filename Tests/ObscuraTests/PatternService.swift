@@ -9,8 +9,9 @@ struct PatternService {
     let standardError = Pipe()
     let socket: String
 
-    /// `recording` adds lines to the configuration's [recording] table.
-    init(in folder: String, recording: String = "") throws {
+    /// `recording` adds lines to the configuration's [recording] table;
+    /// `metrics` is the metrics file (default: in `folder`).
+    init(in folder: String, recording: String = "", metrics: String? = nil) throws {
         let profile = folder + "/pattern.toml", config = folder + "/obscura.toml"
         socket = folder + "/control.sock"
         try """
@@ -38,6 +39,9 @@ struct PatternService {
             folder = "\(folder)/photos"
             [control]
             socket = "\(socket)"
+            [metrics]
+            file = "\(metrics ?? folder + "/obscura.prom")"
+            interval_seconds = 1
             """.write(toFile: config, atomically: true, encoding: .utf8)
         process.executableURL = URL(fileURLWithPath: packageRoot + "/.build/debug/obscura")
         process.arguments = ["run", "--config", config]

@@ -25,4 +25,8 @@ int obscura_eventfd(void);
 int obscura_name_thread(pthread_t thread, const char *name);
 /* accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC). */
 int obscura_accept(int fd);
+/* The kernel's NTP state, read only (adjtimex with no modes): 1 when the
+ * clock is synchronised, 0 when not (TIME_ERROR or STA_UNSYNC), -1 with
+ * errno when it cannot be asked (a seccomp filter denying @clock). */
+int obscura_clock_synchronized(void);
 #endif

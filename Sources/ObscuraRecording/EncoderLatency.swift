@@ -1,0 +1,52 @@
+/// How long frames spend inside the video encoder: the time from a frame
+/// going in to its packet coming out. Packets leave in decode order, one per
+/// frame, so the n-th packet out is paired with the n-th frame in (B-frame
+/// reordering moves which frame a packet holds, not how many are inside).
+///
+/// Also says how long the oldest frame still inside has waited: an encoder
+/// that takes frames and gives back no packet shows it growing.
+struct EncoderLatency: Sendable {
+    /// When each frame still inside went in, oldest first.
+    private var entered: [ContinuousClock.Instant] = []
+    private var head = 0
+    /// The latency of the packets of the last report window.
+    private var sum: Duration = .zero
+    private var count = 0
+    /// Mean latency over the last window that had packets.
+    private(set) var mean: Duration = .zero
+    private(set) var maximum: Duration = .zero
+
+    var framesInside: Int { entered.count - head }
+
+    /// How long the oldest frame still inside has waited (zero when empty).
+    func oldestWait(now: ContinuousClock.Instant = .now) -> Duration {
+        head < entered.count ? now - entered[head] : .zero
+    }
+
+    mutating func frameIn(at now: ContinuousClock.Instant = .now) {
+        entered.append(now)
+    }
+
+    mutating func packetsOut(_ n: Int, at now: ContinuousClock.Instant = .now) {
+        for _ in 0..<min(n, framesInside) {
+            let latency = now - entered[head]
+            head += 1
+            sum += latency
+            count += 1
+            maximum = max(maximum, latency)
+        }
+        // Drop what was consumed once it is half the array.
+        if head > 64 && head * 2 > entered.count {
+            entered.removeFirst(head)
+            head = 0
+        }
+    }
+
+    /// Ends a report window: `mean` becomes this window's (kept from the last
+    /// one when no packet came out).
+    mutating func closeWindow() {
+        if count > 0 { mean = sum / count }
+        sum = .zero
+        count = 0
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+import CSystem
+import ObscuraSystem
+
+/// One storage the service records to: where, how full, its quota.
+public struct StorageStatus: Sendable, Codable, Equatable {
+    /// "recordings" for the configured folder.
+    public var name: String
+    public var path: String
+    public var freeBytes: Int?
+    /// Finished recordings and photos in it.
+    public var usedBytes: Int
+    /// 0: no quota.
+    public var quotaBytes: Int
+}
+
+/// The board's own health, read from sysfs and the clock.
+public struct HostHealth: Sendable, Codable, Equatable {
+    /// Each thermal zone's temperature in °C, by the zone's type
+    /// (`cpu-thermal` on a Raspberry Pi).
+    public var temperatures: [String: Double] = [:]
+    /// The Raspberry Pi firmware's throttled flags (as `vcgencmd
+    /// get_throttled`), where its sysfs file exists.
+    public var throttled: Int?
+    /// Whether the system clock is known to be synchronised; nil when
+    /// nothing here can tell.
+    public var clockSynchronized: Bool?
+    /// What told: "systemd-timesyncd", "adjtimex", or "unknown".
+    public var clockSource = "unknown"
+
+    public init() {}
+
+    /// The firmware's flags, as Raspberry Pi's documentation names its bits.
+    public static let throttledFlags: [(bit: Int, name: String)] = [
+        (0, "under_voltage"), (1, "arm_frequency_capped"), (2, "throttled"), (3, "soft_temperature_limit"),
+        (16, "under_voltage_occurred"), (17, "arm_frequency_capping_occurred"), (18, "throttling_occurred"),
+        (19, "soft_temperature_limit_occurred"),
+    ]
+
+    /// Reads it now. `root` prefixes every path (tests give a folder).
+    public static func read(root: String = "") -> HostHealth {
+        var h = HostHealth()
+        let thermal = root + "/sys/class/thermal"
+        for zone in ((try? FileManager.default.contentsOfDirectory(atPath: thermal)) ?? []).sorted() where zone.hasPrefix("thermal_zone") {
+            guard let milli = firstLine(thermal + "/" + zone + "/temp").flatMap(Int.init) else { continue }
+            var name = firstLine(thermal + "/" + zone + "/type") ?? zone
+            if h.temperatures[name] != nil { name += "-" + zone }
+            h.temperatures[name] = Double(milli) / 1000
+        }
+        if let text = firstLine(root + "/sys/devices/platform/soc/soc:firmware/get_throttled") {
+            h.throttled = Int(text.hasPrefix("0x") ? String(text.dropFirst(2)) : text, radix: 16)
+        }
+        (h.clockSynchronized, h.clockSource) = clockState(root: root)
+        return h
+    }
+
+    /// systemd-timesyncd touches /run/systemd/timesync/synchronized once it
+    /// has synchronised; otherwise the kernel's NTP state says (adjtimex,
+    /// read-only) where the sandbox lets it be asked.
+    static func clockState(root: String) -> (Bool?, String) {
+        if FileManager.default.fileExists(atPath: root + "/run/systemd/timesync/synchronized") { return (true, "systemd-timesyncd") }
+        guard root.isEmpty else { return (nil, "unknown") }
+        let state = obscura_clock_synchronized()
+        return state < 0 ? (nil, "unknown") : (state == 1, "adjtimex")
+    }
+
+    static func firstLine(_ path: String) -> String? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        let line = String(decoding: data, as: UTF8.self).split(separator: "\n").first.map(String.init)
+        return line?.trimmingCharacters(in: .whitespaces)
+    }
+}
+
+/// Prometheus' text exposition format (version 0.0.4), as node_exporter's
+/// textfile collector reads it: `# HELP`, `# TYPE`, then samples.
+///
+/// Written here rather than with swift-prometheus: its 2.x manifest needs
+/// Swift tools 6.2, and Debian 13's Swift (6.0.3) builds Obscura's package.
+/// What is needed is the format's three escapes and its number spelling.
+public struct MetricsText: Sendable {
+    public enum Kind: String, Sendable { case gauge, counter }
+    public private(set) var text = ""
+
+    public init() {}
+
+    /// A metric family: its help, type and samples (labels, value). A family
+    /// with no samples is left out.
+    public mutating func add(_ name: String, _ kind: Kind, _ help: String, _ samples: [([(String, String)], Double)]) {
+        guard !samples.isEmpty else { return }
+        text += "# HELP \(name) \(Self.escapeHelp(help))\n# TYPE \(name) \(kind.rawValue)\n"
+        for (labels, value) in samples {
+            let l = labels.isEmpty ? "" : "{" + labels.map { "\($0.0)=\"\(Self.escapeLabel($0.1))\"" }.joined(separator: ",") + "}"
+            text += "\(name)\(l) \(Self.number(value))\n"
+        }
+    }
+
+    public mutating func add(_ name: String, _ kind: Kind, _ help: String, _ value: Double) {
+        add(name, kind, help, [([], value)])
+    }
+
+    static func escapeLabel(_ s: String) -> String {
+        var out = ""
+        for c in s {
+            switch c {
+            case "\\": out += "\\\\"
+            case "\"": out += "\\\""
+            case "\n": out += "\\n"
+            default: out.append(c)
+            }
+        }
+        return out
+    }
+
+    static func escapeHelp(_ s: String) -> String {
+        s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\n", with: "\\n")
+    }
+
+    static func number(_ v: Double) -> String {
+        if v.isNaN { return "NaN" }
+        if v.isInfinite { return v > 0 ? "+Inf" : "-Inf" }
+        if v == v.rounded(), abs(v) < 1e15 { return String(Int64(v)) }
+        return String(v)
+    }
+}
+
+extension ServiceStatus {
+    /// The status as metrics, every name prefixed `obscura_`.
+    public var metricsText: String {
+        var m = MetricsText()
+        let b = { (x: Bool) in x ? 1.0 : 0.0 }
+        m.add("obscura_state", .gauge, "1 for the state the recorder is in.",
+              ["starting", "idle", "recording", "photo", "error"].map { ([("state", $0)], b(state == $0)) })
+        m.add("obscura_frames_total", .counter, "Video frames written to recordings since the service started.", Double(framesTotal))
+        m.add("obscura_recording_frames", .gauge, "Video frames in the recording in progress (0 when not recording).", Double(frames))
+        m.add("obscura_recording_frames_per_second", .gauge, "Frame rate of the recording in progress, measured from the camera's timestamps.", framesPerSecond)
+        m.add("obscura_dropped_frames_total", .counter, "Frames recordings lack because the encoder fell behind.", Double(droppedFramesTotal))
+        m.add("obscura_skipped_frames_total", .counter, "Frames recordings lack because the camera never delivered them.", Double(skippedFramesTotal))
+        m.add("obscura_encoder_latency_seconds", .gauge, "Mean time from a frame going into the video encoder to its packet coming out (last half second with packets).", encoderLatencySeconds)
+        m.add("obscura_frames_in_encoder", .gauge, "Frames inside the video encoder with no packet out yet.", Double(framesInEncoder))
+        m.add("obscura_written_bytes_total", .counter, "Bytes of recordings written since the service started.", Double(bytesTotal))
+        m.add("obscura_recordings_finished_total", .counter, "Recording files finished (each segment counts).", Double(recordings))
+        m.add("obscura_recordings_failed_total", .counter, "Recordings ended by a failure (disk full, camera lost, encoder error); what they held is finalized.", Double(recordingsFailed))
+        m.add("obscura_photos_total", .counter, "Photos taken.", Double(photos))
+        if let lastError, let at = lastErrorTime {
+            m.add("obscura_last_error_timestamp_seconds", .gauge, "When the last error happened (Unix time); the label says what it was.",
+                  [([("error", lastError)], at)])
+        }
+        let stages = stageRestarts.keys.sorted()
+        m.add("obscura_stage_restarts_total", .counter, "Times a stalled or vanished stage (camera, encoder, storage) was restarted.",
+              stages.map { ([("stage", $0)], Double(stageRestarts[$0] ?? 0)) })
+        m.add("obscura_stage_gap_seconds_total", .counter, "Time without recording while a stage was being restarted.",
+              stages.map { ([("stage", $0)], stageGapSeconds[$0] ?? 0) })
+        m.add("obscura_storage_free_bytes", .gauge, "Free space on each storage's filesystem.",
+              storages.compactMap { s in s.freeBytes.map { ([("storage", s.name), ("path", s.path)], Double($0)) } })
+        m.add("obscura_storage_used_bytes", .gauge, "Finished recordings and photos on each storage.",
+              storages.map { ([("storage", $0.name), ("path", $0.path)], Double($0.usedBytes)) })
+        m.add("obscura_storage_quota_bytes", .gauge, "Each storage's quota (0: none).",
+              storages.map { ([("storage", $0.name), ("path", $0.path)], Double($0.quotaBytes)) })
+        m.add("obscura_soc_temperature_celsius", .gauge, "Each thermal zone's temperature.",
+              host.temperatures.keys.sorted().map { ([("zone", $0)], host.temperatures[$0] ?? 0) })
+        if let flags = host.throttled {
+            m.add("obscura_throttled", .gauge, "The Raspberry Pi firmware's throttled flags, one per condition (as vcgencmd get_throttled).",
+                  HostHealth.throttledFlags.map { ([("condition", $0.name)], b(flags & (1 << $0.bit) != 0)) })
+        }
+        m.add("obscura_clock_synchronized", .gauge, "1 when the system clock is known to be synchronised; the label says what told.",
+              [([("source", host.clockSource)], b(host.clockSynchronized == true))])
+        return m.text
+    }
+}
+
+/// Writes the metrics file for node_exporter's textfile collector: the whole
+/// file replaced at once (a temporary beside it, renamed), readable by all.
+public struct MetricsFile: Sendable {
+    public let path: String
+
+    public init(path: String) { self.path = path }
+
+    public func write(_ text: String) throws(SystemError) {
+        let folder = (path as NSString).deletingLastPathComponent
+        let temporary = folder + "/." + (path as NSString).lastPathComponent + ".\(getpid())"
+        try Syscalls.writeDurably(Array(text.utf8), to: path, via: temporary, mode: 0o644, sync: false)
+    }
+
+    /// Why the file cannot be written there, or nil when it can.
+    public func problem() -> String? {
+        let folder = (path as NSString).deletingLastPathComponent
+        var st = stat()
+        guard stat(folder, &st) == 0 else { return "\(folder) does not exist (\(String(cString: strerror(errno))))" }
+        guard st.st_mode & S_IFMT == S_IFDIR else { return "\(folder) is not a folder" }
+        guard access(folder, W_OK) == 0 else { return "\(folder) is not writable by this process (\(String(cString: strerror(errno))))" }
+        return nil
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+import TestSupport
+
+extension VirtualBoardTests {
+/// The service's metrics as a kiosk owner collects them: Debian's
+/// prometheus-node-exporter serves the file the service writes, Debian's
+/// prometheus scrapes it, and PromQL through its HTTP API reads them back.
+@Suite struct MetricsBoardTests {
+    @Test func prometheusScrapesTheRecordingsFrameRateAndFramesThroughNodeExporter() throws {
+        let result = try VirtualBoard.run("""
+            export PATH=$PATH:$(pwd)/board/virtual
+            echo "active=$(systemctl is-active obscura)"
+            echo "link=$(readlink /var/lib/prometheus/node-exporter/obscura.prom)"
+            echo "folder=$(stat -c %a:%U /run/obscura-metrics)"
+            cat > /etc/prometheus/prometheus.yml <<'YAML'
+            global:
+              scrape_interval: 1s
+              evaluation_interval: 1s
+            scrape_configs:
+              - job_name: node
+                static_configs:
+                  - targets: ['localhost:9100']
+            YAML
+            systemctl start prometheus-node-exporter prometheus
+            obscura ctl record start | sed 's/^/ctl: /'
+            query() { busybox wget -qO- "http://127.0.0.1:9090/api/v1/query?query=$1"; }
+            for i in $(seq 240); do
+                query obscura_frames_total | grep -q '"value":\\[[0-9.]*,"[1-9]' && break
+                sleep 0.5
+            done
+            echo "file-mode=$(stat -c %a /run/obscura-metrics/obscura.prom)"
+            busybox wget -qO- http://127.0.0.1:9100/metrics | grep -E '^(node_textfile_scrape_error|obscura_state|obscura_frames_total|obscura_storage_free_bytes)' | sed 's/^/exporter: /'
+            echo "promql-frames=$(query obscura_frames_total)"
+            echo "promql-fps=$(query obscura_recording_frames_per_second)"
+            echo "promql-latency=$(query obscura_encoder_latency_seconds)"
+            echo "status-json=$(obscura status --json)"
+            obscura status | sed 's/^/status: /'
+            obscura ctl record stop | sed 's/^/ctl: /'
+            journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | sed 's/^/journal: /'
+            journalctl -u prometheus --no-pager -o cat | tail -n 5 | sed 's/^/prometheus: /'
+            """, timeout: 400, options: ["--systemd"])
+        let out = result.stdout
+        let lines = out.split(separator: "\n").map(String.init)
+        func value(_ prefix: String) -> String? { lines.first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) } }
+        #expect(lines.contains("active=active"), "\(out)\(result.stderr)")
+        #expect(lines.contains("link=/run/obscura-metrics/obscura.prom"), "\(out)")
+        #expect(lines.contains("folder=755:obscura"))
+        #expect(lines.contains("file-mode=644"))
+        // node_exporter parsed the file (a malformed one sets this to 1).
+        #expect(lines.contains("exporter: node_textfile_scrape_error 0"), "\(out)")
+        #expect(lines.contains("exporter: obscura_state{state=\"recording\"} 1"), "\(out)")
+
+        // PromQL through Prometheus' HTTP API: one sample each, from the node job.
+        func sample(_ key: String) -> Double? {
+            guard let json = value(key), let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
+                  object["status"] as? String == "success",
+                  let data = object["data"] as? [String: Any], let result = data["result"] as? [[String: Any]],
+                  let first = result.first, (first["metric"] as? [String: Any])?["job"] as? String == "node",
+                  let pair = first["value"] as? [Any], let text = pair.last as? String else { return nil }
+            return Double(text)
+        }
+        let frames = sample("promql-frames=")
+        let fps = sample("promql-fps=")
+        #expect((frames ?? 0) > 0, "obscura_frames_total through Prometheus: \(value("promql-frames=") ?? "none")\n\(out)")
+        // The camera's rate, measured from its timestamps: what vimc gives here.
+        #expect((fps ?? 0) >= VirtualBoard.vimcSlowestRate, "obscura_recording_frames_per_second: \(value("promql-fps=") ?? "none")")
+        #expect(sample("promql-latency=") != nil, "obscura_encoder_latency_seconds: \(value("promql-latency=") ?? "none")")
+
+        // `obscura status --json` carries the same figures.
+        let status = value("status-json=").flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] } ?? [:]
+        #expect((status["framesTotal"] as? Int ?? 0) >= Int(frames ?? 1), "\(status)")
+        let storages = status["storages"] as? [[String: Any]] ?? []
+        #expect(storages.first?["path"] as? String == "/var/lib/obscura/recordings", "\(status)")
+        #expect((storages.first?["freeBytes"] as? Int ?? 0) > 0)
+        #expect(out.contains("journal: obscura: metrics every 5 s in /run/obscura-metrics/obscura.prom"), "\(out)")
+    }
+}
+}
