@@ -85,9 +85,11 @@ public final class MovieWriter {
     /// filesystem, so the finishing rename is atomic); nil: beside `path`.
     /// A service keeps it out of the folder that is shared, so nothing
     /// half-written can be listed or fetched. `audio`: a second track.
+    /// `creationTime`: the wall-clock time of the first frame, written into
+    /// the header (MP4/MOV `mvhd`, Matroska `DateUTC`); nil writes none.
     public init(path: String, container: MovieContainer, video: CodecParameters,
                 fragmentDuration: Duration? = .seconds(1), partialDirectory: String? = nil,
-                audio: CodecParameters? = nil) throws {
+                audio: CodecParameters? = nil, creationTime: Date? = nil) throws {
         self.path = path
         self.container = container
         let partialPath = partialDirectory.map { $0 + "/" + (path as NSString).lastPathComponent + ".partial" } ?? path + ".partial"
@@ -120,6 +122,11 @@ public final class MovieWriter {
             output = file
             ctx.pointee.pb = file.context
             ctx.pointee.flags |= 0x0080 // AVFMT_FLAG_CUSTOM_IO
+            if let creationTime {
+                let format = ISO8601DateFormatter()
+                format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+                av_dict_set(&ctx.pointee.metadata, "creation_time", format.string(from: creationTime), 0)
+            }
             var options: OpaquePointer?
             defer { av_dict_free(&options) }
             if let fragmentDuration, container != .elementary {

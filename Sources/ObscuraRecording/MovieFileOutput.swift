@@ -6,6 +6,24 @@ import ObscuraMuxing
 import ObscuraSystem
 
 /// How to encode a movie, like AVFoundation's output settings.
+/// Whether a movie's header carries its first frame's wall-clock time.
+public enum CreationTimePolicy: String, Sendable, Equatable {
+    /// Only when the system clock is known to be synchronised (NTP): a board
+    /// that booted without network time writes none rather than a wrong one.
+    case whenClockSynchronized
+    case always
+    case never
+
+    /// Sensor time (CLOCK_MONOTONIC, ns) to wall-clock time, or nil.
+    var mapping: (UInt64) -> Date? {
+        switch self {
+        case .never: { _ in nil }
+        case .always: { SystemClock.wallClock(ofMonotonic: $0) }
+        case .whenClockSynchronized: { SystemClock.isSynchronized ? SystemClock.wallClock(ofMonotonic: $0) : nil }
+        }
+    }
+}
+
 public struct MovieSettings: Sendable, Equatable {
     public var codec: VideoCodec = .h264
     /// Average bit rate in bits per second; nil: the encoder's quality default.
@@ -44,6 +62,9 @@ public struct MovieSettings: Sendable, Equatable {
     public var audio = AudioEncoderSettings()
     /// False: video only even with an audio input connected.
     public var recordsAudio = true
+    /// When the file's header gets the wall-clock time of its first frame
+    /// (mapped from the camera's timestamp).
+    public var creationTime = CreationTimePolicy.whenClockSynchronized
     public init() {}
 
     func encoderSettings(size: PixelSize) -> VideoEncoderSettings {
@@ -587,7 +608,8 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                 case .opened: opened = true
                 case .segmentFinished(let file): finishedSegments.append(file)
                 }
-            })
+            },
+            creationTime: settings.creationTime.mapping)
         /// Writes packets; says what the file stage did.
         func write(_ packets: [EncodedPacket], _ made: any VideoEncoder) throws {
             defer { report() }

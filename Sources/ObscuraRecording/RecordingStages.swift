@@ -148,6 +148,9 @@ final class SegmentedFileSink {
     /// Told when a file opens and when a segment's file is finished (at once,
     /// even if the next one then fails to open).
     private let changed: (Change) -> Void
+    /// The wall-clock time of a file's first frame (its time zero on the
+    /// camera's clock), or nil when the clock cannot be believed.
+    private let creationTime: (UInt64) -> Date?
 
     private var writer: MovieWriter?
     private(set) var index = 1
@@ -172,7 +175,9 @@ final class SegmentedFileSink {
 
     init(path: String, container: MovieContainer, segmentLength: Int64? = nil, fragmentDuration: Duration,
          partialDirectory: String? = nil, startsAtFirstPacket: Bool = true, audio: AudioTrack? = nil,
-         sound: @escaping () -> [AudioBuffer] = { [] }, changed: @escaping (Change) -> Void = { _ in }) {
+         sound: @escaping () -> [AudioBuffer] = { [] }, changed: @escaping (Change) -> Void = { _ in },
+         creationTime: @escaping (UInt64) -> Date? = { _ in nil }) {
+        self.creationTime = creationTime
         self.path = path
         self.container = container
         self.segmentLength = segmentLength
@@ -226,9 +231,11 @@ final class SegmentedFileSink {
             segmentBase = startsAtFirstPacket ? packet.dts : 0
             nextBoundary = segmentLength.map { packet.pts + $0 } ?? .max
             let sound = try audio?.begin(at: packet.dts * 1000)
-            if let zero = timeline.timeZero(dts: packet.dts) { timeZeros = [zero] }
+            let zero = timeline.timeZero(dts: packet.dts)
+            if let zero { timeZeros = [zero] }
             let opened = try MovieWriter(path: file(index), container: container, video: video,
-                                         fragmentDuration: fragmentDuration, partialDirectory: partialDirectory, audio: sound)
+                                         fragmentDuration: fragmentDuration, partialDirectory: partialDirectory, audio: sound,
+                                         creationTime: zero.flatMap(creationTime))
             writer = opened
             try audio?.replay(into: opened)
             changed(.opened(path: opened.path))
@@ -248,9 +255,11 @@ final class SegmentedFileSink {
             changed(.segmentFinished(path: ending.path))
             index += 1
             segmentBase = packet.dts
-            if let zero = timeline.timeZero(dts: packet.dts) { timeZeros.append(zero) }
+            let zero = timeline.timeZero(dts: packet.dts)
+            if let zero { timeZeros.append(zero) }
             let opened = try MovieWriter(path: file(index), container: container, video: video,
-                                         fragmentDuration: fragmentDuration, partialDirectory: partialDirectory, audio: sound)
+                                         fragmentDuration: fragmentDuration, partialDirectory: partialDirectory, audio: sound,
+                                         creationTime: zero.flatMap(creationTime))
             writer = opened
             // The sound from the boundary on starts the new file (the
             // previous file's track may run a period past its video).

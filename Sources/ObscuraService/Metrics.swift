@@ -1,5 +1,4 @@
 import Foundation
-import CSystem
 import ObscuraSystem
 
 /// One storage the service records to: where, how full, its quota.
@@ -50,18 +49,10 @@ public struct HostHealth: Sendable, Codable, Equatable {
         if let text = firstLine(root + "/sys/devices/platform/soc/soc:firmware/get_throttled") {
             h.throttled = Int(text.hasPrefix("0x") ? String(text.dropFirst(2)) : text, radix: 16)
         }
-        (h.clockSynchronized, h.clockSource) = clockState(root: root)
+        let clock = SystemClock.synchronization(root: root)
+        h.clockSynchronized = clock.synchronized
+        h.clockSource = clock.source.rawValue
         return h
-    }
-
-    /// systemd-timesyncd touches /run/systemd/timesync/synchronized once it
-    /// has synchronised; otherwise the kernel's NTP state says (adjtimex,
-    /// read-only) where the sandbox lets it be asked.
-    static func clockState(root: String) -> (Bool?, String) {
-        if FileManager.default.fileExists(atPath: root + "/run/systemd/timesync/synchronized") { return (true, "systemd-timesyncd") }
-        guard root.isEmpty else { return (nil, "unknown") }
-        let state = obscura_clock_synchronized()
-        return state < 0 ? (nil, "unknown") : (state == 1, "adjtimex")
     }
 
     static func firstLine(_ path: String) -> String? {

@@ -118,6 +118,9 @@ public actor RecorderService {
     /// What recordings finished since the start hold (the one in progress is in `status`).
     private var finishedTotals = (frames: 0, bytes: 0, dropped: 0, skipped: 0)
     private let metricsFile: MetricsFile?
+    /// Whether the system clock is known to be right: until then files get
+    /// boot-relative names (`FileNames`).
+    private var clockSynchronized = SystemClock.isSynchronized
     private var metricsWritten = ContinuousClock.now - .seconds(3600)
 
     public init(configuration: ServiceConfiguration, profile: BoardProfile, logger: Logger) {
@@ -158,7 +161,12 @@ public actor RecorderService {
             throw ConfigurationError(file: configuration.file, line: nil, key: "recording.partial_folder",
                                      message: "\(configuration.resolvedPartialFolder) is not on the filesystem of \(configuration.recordingsFolder); finished files are renamed across, so both must be on one filesystem")
         }
+        if let health = try? await offPool({ HostHealth.read() }) { status.host = health }
+        clockSynchronized = status.host.clockSynchronized == true
         await recoverInterrupted()
+        if !clockSynchronized {
+            logger.notice("the clock is not known to be synchronised (\(SystemClock.synchronization().source.rawValue)): files get boot-relative names (obscura-boot-\(SystemClock.bootID)-SECONDS) until it is")
+        }
         openGPIO()
         // A control client that hangs up before its reply must not stop the
         // recorder (replies are sent with MSG_NOSIGNAL too).
@@ -473,7 +481,7 @@ public actor RecorderService {
             fail("cannot record: \(free >> 20) MiB free in \(configuration.recordingsFolder), less than the minimum \(configuration.minFreeSpaceBytes >> 20) MiB")
             return nil
         }
-        let path = "\(configuration.recordingsFolder)/\(Self.fileStem()).\(configuration.container.rawValue)"
+        let path = "\(configuration.recordingsFolder)/\(FileNames.stem(clockSynchronized: clockSynchronized)).\(configuration.container.rawValue)"
         movie.segmentDuration = configuration.segmentSeconds > 0 ? .seconds(configuration.segmentSeconds) : nil
         movie.minFreeDiskSpace = configuration.minFreeSpaceBytes
         movie.maxRecordedDuration = nil
@@ -589,7 +597,7 @@ public actor RecorderService {
             let photos = try await photoOutput.capturePhoto(with: settings)
             guard let photo = photos.first else { return .failure(PhotoFailure(message: "the capture gave no photo")) }
             // One stem for the JPEG and its DNG.
-            let base = "\(configuration.photosFolder)/\(Self.fileStem())"
+            let base = "\(configuration.photosFolder)/\(FileNames.stem(clockSynchronized: clockSynchronized))"
             var stem = base
             var n = 2
             while FileManager.default.fileExists(atPath: stem + ".jpg") || FileManager.default.fileExists(atPath: stem + ".dng") {
@@ -629,13 +637,6 @@ public actor RecorderService {
         }
     }
 
-    /// "obscura-YYYYmmdd-HHMMSS", local time: recordings and photos sort by name.
-    static func fileStem(_ date: Date = Date()) -> String {
-        let formatter = DateFormatter()
-        formatter.dateFormat = "yyyyMMdd-HHmmss"
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        return "obscura-" + formatter.string(from: date)
-    }
 
     public func cycleFlash() { setFlash(flashMode.next) }
 
@@ -731,9 +732,34 @@ public actor RecorderService {
             if healthy { notifier.notify("WATCHDOG=1\nSTATUS=\(statusLine)") }
             // sysfs reads can block (a sensor on I²C): off the pool.
             if let health = try? await offPool({ HostHealth.read() }) { status.host = health }
+            await followClock()
             await writeMetrics()
         }
     }
+
+    /// Once the clock is known to be right: wall-clock names from now on, and
+    /// this boot's files named before it renamed (also those finished later,
+    /// e.g. the rest of a recording that began before).
+    private func followClock() async {
+        let synchronized = status.host.clockSynchronized == true
+        if synchronized != clockSynchronized {
+            clockSynchronized = synchronized
+            logger.notice(synchronized ? "the clock is synchronised (\(status.host.clockSource)): files get wall-clock names"
+                          : "the clock is no longer known to be synchronised: files get boot-relative names")
+        }
+        guard synchronized else { return }
+        let folders = [configuration.recordingsFolder, configuration.photosFolder]
+        guard let result = try? await offPool({ FileNames.renameBootNamed(in: folders) }) else { return }
+        for (old, new) in result.renamed {
+            logger.notice("renamed \(old) to \((new as NSString).lastPathComponent): the clock is now known")
+            if status.lastRecording == old { status.lastRecording = new }
+        }
+        for problem in result.problems where !reportedRenameProblems.contains(problem) {
+            reportedRenameProblems.insert(problem)
+            logger.warning("\(problem)")
+        }
+    }
+    private var reportedRenameProblems: Set<String> = []
 
     /// The metrics file, every `metrics.interval_seconds`. A file that
     /// cannot be written is said once (naming the key), and recording goes on.

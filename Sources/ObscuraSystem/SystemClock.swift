@@ -1,0 +1,49 @@
+import Foundation
+import CSystem
+
+/// The system's wall clock, and whether it can be believed.
+///
+/// A board without a real-time clock boots at the time it last saved (or in
+/// 1970) and is right only once NTP has set it. Until then a wall-clock time
+/// may be wrong: what needs one asks `synchronization()` first. Camera
+/// timestamps are on CLOCK_MONOTONIC, which a clock step never moves; a
+/// moment on it becomes wall-clock time by the offset between the two clocks
+/// now.
+public enum SystemClock {
+    public enum Source: String, Sendable, Codable { case timesyncd = "systemd-timesyncd", adjtimex, unknown }
+
+    /// Whether the clock is known to be synchronised, and what said so.
+    /// systemd-timesyncd touches /run/systemd/timesync/synchronized once it
+    /// has synchronised; otherwise the kernel's NTP state (adjtimex, read
+    /// only: chrony and ntpd keep it) says. nil: nothing here can tell (a
+    /// seccomp filter denying adjtimex). `root` prefixes the file (tests).
+    public static func synchronization(root: String = "") -> (synchronized: Bool?, source: Source) {
+        if FileManager.default.fileExists(atPath: root + "/run/systemd/timesync/synchronized") { return (true, .timesyncd) }
+        guard root.isEmpty else { return (nil, .unknown) }
+        let state = obscura_clock_synchronized()
+        return state < 0 ? (nil, .unknown) : (state == 1, .adjtimex)
+    }
+
+    public static var isSynchronized: Bool { synchronization().synchronized == true }
+
+    /// The wall-clock time of `monotonic` (CLOCK_MONOTONIC, ns), by the
+    /// offset between the clocks now.
+    public static func wallClock(ofMonotonic monotonic: UInt64) -> Date {
+        var real = timespec(), mono = timespec()
+        clock_gettime(CLOCK_REALTIME, &real)
+        clock_gettime(CLOCK_MONOTONIC, &mono)
+        let monoNow = Double(mono.tv_sec) + Double(mono.tv_nsec) / 1e9
+        let realNow = Double(real.tv_sec) + Double(real.tv_nsec) / 1e9
+        return Date(timeIntervalSince1970: realNow - (monoNow - Double(monotonic) / 1e9))
+    }
+
+    /// This boot's identity: the first 8 hex digits of the kernel's boot id
+    /// ($OBSCURA_BOOT_ID, which the unit sets from systemd's %b where /proc/sys
+    /// is hidden, else /proc/sys/kernel/random/boot_id).
+    public static let bootID: String = {
+        let text = ProcessInfo.processInfo.environment["OBSCURA_BOOT_ID"]
+            ?? (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)) ?? ""
+        let hex = text.filter(\.isHexDigit)
+        return hex.count >= 8 ? String(hex.prefix(8)).lowercased() : "00000000"
+    }()
+}

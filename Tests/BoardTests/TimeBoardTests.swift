@@ -1,0 +1,99 @@
+import Foundation
+import Testing
+import TestSupport
+
+extension VirtualBoardTests {
+/// Honest time on a board that boots without network time: the service is
+/// started with the clock in 1970, records, and the clock is then set (as
+/// systemd-timesyncd does: a step, then its `synchronized` flag).
+@Suite struct TimeBoardTests {
+    @Test func aBoardBootedIn1970NamesNothingWithAWrongTimeAndRenamesOnceTheClockIsSet() throws {
+        let result = try VirtualBoard.run("""
+            rec=/var/lib/obscura/recordings
+            frames() { ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$1" 2>/dev/null; }
+            uptime_s() { cut -d' ' -f1 /proc/uptime; }
+            systemctl stop obscura
+            real=$(date +%s.%N); real_up=$(uptime_s)
+            date -s @86400 > /dev/null          # 1970-01-02
+            rm -f /run/systemd/timesync/synchronized
+            systemctl start obscura
+            obscura status | grep '^clock:' | sed 's/^/before: /'
+            start_up=$(uptime_s)
+            obscura ctl record start > /dev/null
+            for i in $(seq 120); do
+                p=$(ls /var/lib/obscura/incoming/*.partial 2>/dev/null | head -n 1)
+                [ -n "$p" ] && [ "$(frames "$p")" -ge 20 ] 2>/dev/null && break
+                sleep 0.5
+            done
+            echo "partial=$(basename "$p")"
+            # The clock is set: a step of 56 years in the middle of the recording.
+            now=$(echo "$real + $(uptime_s) - $real_up" | bc -l 2>/dev/null || awk "BEGIN { printf \\"%.3f\\", $real + $(uptime_s) - $real_up }")
+            date -s "@$now" > /dev/null
+            mkdir -p /run/systemd/timesync && touch /run/systemd/timesync/synchronized
+            for i in $(seq 60); do obscura status | grep -q '^clock: synchronised' && break; sleep 0.5; done
+            obscura status | grep '^clock:' | sed 's/^/after: /'
+            sleep 2
+            stop_up=$(uptime_s)
+            obscura ctl record stop > /dev/null
+            for i in $(seq 60); do ls $rec | grep -q '^obscura-boot-' || { ls $rec | grep -q '\\.sha256$' && break; }; sleep 0.5; done
+            # Where the recording's start falls on the right clock.
+            for d in -1 0 1 2; do
+                echo "expected=$(date -u -d @$(awk "BEGIN { printf \\"%d\\", $real + $start_up - $real_up + $d }") +obscura-%Y%m%d-%H%M%S)"
+            done
+            echo "seconds=$(awk "BEGIN { print $stop_up - $start_up }")"
+            for f in $rec/*.mp4; do
+                echo "file=$(basename $f) frames=$(frames $f)"
+                echo "pts=$(ffprobe -v error -select_streams v:0 -show_entries packet=pts_time -of csv=p=0 $f | sort -n | tr '\\n' ' ')"
+                echo "created=$(ffprobe -v error -show_entries format_tags=creation_time -of csv=p=0 $f)"
+            done
+            (cd $rec && sha256sum -c *.sha256 | sed 's/^/sum: /')
+            # A recording made once the clock is known: a wall-clock name and creation time.
+            obscura ctl record start > /dev/null
+            sleep 3
+            obscura ctl record stop > /dev/null
+            echo "now=$(date -u +%s)"
+            for f in $rec/*.mp4; do echo "second=$(basename $f) created=$(ffprobe -v error -show_entries format_tags=creation_time -of csv=p=0 $f)"; done
+            journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | sed 's/^/journal: /'
+            """, timeout: 300, options: ["--systemd"])
+        let out = result.stdout
+        let lines = out.split(separator: "\n").map(String.init)
+        func values(_ prefix: String) -> [String] { lines.filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) } }
+        #expect(lines.contains("before: clock: not synchronised (adjtimex)"), "\(out)\(result.stderr)")
+        #expect(lines.contains("after: clock: synchronised (systemd-timesyncd)"))
+        // While the clock was not known: a boot-relative name, never 1970.
+        let partial = values("partial=").first ?? ""
+        #expect(partial.hasPrefix("obscura-boot-") && partial.hasSuffix(".mp4.partial"), "\(out)")
+        #expect(!out.contains("obscura-1970"))
+        // Renamed, once the clock was known, to the wall-clock time of its start.
+        let files = values("file=")
+        #expect(files.count == 1, "\(out)")
+        let name = String(files.first?.split(separator: " ").first ?? "")
+        let expected = values("expected=")
+        // (the recording's first segment: "-0001" after the stem)
+        #expect(expected.contains { name == $0 + "-0001.mp4" }, "\(name) not one of \(expected)")
+        #expect(out.contains("journal: obscura: renamed /var/lib/obscura/recordings/\(partial.dropLast(".partial".count)) to \(name): the clock is now known"))
+        #expect(values("sum: ").allSatisfy { $0.hasSuffix(": OK") } && values("sum: ").count == 1, "\(values("sum: "))")
+        // The step moved no timestamp inside the file: frame to frame, no gap
+        // beyond the camera's own, and the file as long as the recording ran.
+        let pts = (values("pts=").first ?? "").split(separator: " ").compactMap { Double($0) }
+        let seconds = Double(values("seconds=").first ?? "") ?? 0
+        let gaps = zip(pts.dropFirst(), pts).map { $0 - $1 }
+        #expect(pts.count > 20 && (gaps.max() ?? 99) < 1.0, "largest gap \(gaps.max() ?? -1) s")
+        #expect(abs((pts.last ?? 0) - seconds) < 2.5, "the file spans \(pts.last ?? 0) s; the recording ran \(seconds) s")
+        // Its header has no time: when it began, the clock was not known.
+        #expect(values("created=").first == "", "\(values("created="))")
+        // The next recording: a wall-clock name and its first frame's time in the header.
+        let second = values("second=").filter { !$0.hasPrefix(name + " ") }
+        #expect(second.count == 1, "\(second)")
+        let now = Double(values("now=").first ?? "") ?? 0
+        let created = second.first.flatMap { $0.components(separatedBy: "created=").last }.flatMap {
+            let f = ISO8601DateFormatter()
+            f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            return f.date(from: $0)
+        }
+        #expect(created.map { now - $0.timeIntervalSince1970 > 2 && now - $0.timeIntervalSince1970 < 15 } == true,
+                "creation time \(String(describing: created)), now \(now)")
+        #expect(second.first?.hasPrefix("obscura-20") == true)
+    }
+}
+}
