@@ -97,6 +97,9 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
     /// Every camera libcamera lists (one process-wide manager).
     public static func devices() throws -> [CaptureDevice] {
         let manager = try CameraManager.start()
+        // A manager that missed a camera's return (no udev events reach a
+        // process in its own network namespace) lists afresh when idle.
+        if manager.cameras.isEmpty { manager.restartIfIdle() }
         return manager.cameras.map { CaptureDevice(source: LibcameraSource(manager: manager, id: $0.id)) }
     }
 

@@ -584,7 +584,22 @@ public final class CaptureSession: @unchecked Sendable {
         device.stopped()
         for c in connections { c.output.cameraLost() }
         lock.withLock { _ in availabilityClosed = true }
-        if listed { resume() }
+        if listed { resume() } else { work.asyncAfter(deadline: .now() + 0.5) { [weak self] in self?.lookForReturn() } }
+    }
+
+    /// On the work queue, every half second while an abandoned camera is
+    /// not listed: its backend starts afresh and lists what is there now.
+    /// Hotplug events alone are not enough: a process in a network namespace
+    /// of its own (a service with PrivateNetwork=yes) gets no udev events.
+    private func lookForReturn() {
+        guard let device = lock.withLock({ _ -> CaptureDevice? in
+            _state == .interrupted && availabilityClosed ? _input?.device : nil
+        }) else { return }
+        if device.source.abandonAndRecover() {
+            resume()
+        } else {
+            work.asyncAfter(deadline: .now() + 0.5) { [weak self] in self?.lookForReturn() }
+        }
     }
 
     /// A frame arrived while interrupted by a stall: the camera is back.

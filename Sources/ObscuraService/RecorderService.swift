@@ -368,6 +368,7 @@ public actor RecorderService {
             }
             if interruptedAt != nil { cameraRestarted() }
             if state == .error { enter(.idle) }
+            resumeIfLost()
         } catch {
             fail("camera: \(error)")
         }
@@ -378,7 +379,10 @@ public actor RecorderService {
         case .wasInterrupted(let why):
             logger.warning("camera interrupted: \(why.rawValue)")
             if interruptedAt == nil { interruptedAt = .now }
-        case .interruptionEnded: cameraRestarted()
+        case .interruptionEnded:
+            cameraRestarted()
+            if state == .error, status.lastError?.hasPrefix("camera") == true { enter(.idle) }
+            resumeIfLost()
         case .runtimeError(let e): noteError(e)
         default: break
         }
@@ -392,6 +396,13 @@ public actor RecorderService {
         status.stageRestarts["camera", default: 0] += 1
         status.stageGapSeconds["camera", default: 0] += gap
         logger.notice("camera back after \(String(format: "%.1f", gap)) s without frames")
+    }
+
+    /// The recording the camera's loss ended goes on, in a new file.
+    private func resumeIfLost() {
+        guard resumeRecording, !stopping else { return }
+        resumeRecording = false
+        if let path = startRecording() { logger.notice("recording goes on after the camera's loss: \(path)") }
     }
 
     private func noteError(_ message: String) {
@@ -465,6 +476,12 @@ public actor RecorderService {
     // MARK: Actions
 
     public func toggleRecording() async {
+        // A press while a lost camera's recording waits to go on cancels it.
+        if resumeRecording {
+            resumeRecording = false
+            logger.notice("the recording will not go on when the camera is back (stopped)")
+            return
+        }
         if state == .recording { await stopRecording() } else { startRecording() }
     }
 
@@ -474,6 +491,11 @@ public actor RecorderService {
         if session == nil { openCamera() }
         guard let movie, let device else {
             fail("cannot record: no camera")
+            return nil
+        }
+        if let session, session.isInterrupted {
+            resumeRecording = true
+            fail("cannot record now: the camera is gone; recording starts when it is back")
             return nil
         }
         keeper.enforce()
@@ -554,13 +576,14 @@ public actor RecorderService {
             status.recordingsFailed += 1
             fail("disk full: the recording was finalized")
         case .cameraLost:
+            // The session reopens the camera when it is listed again, and
+            // the recording goes on in a new file then (`sessionEvent`). One
+            // that is not back within `cameraGiveUp` is dropped and opened
+            // afresh by the housekeeping, which resumes the recording too.
             status.recordingsFailed += 1
             if interruptedAt == nil { interruptedAt = .now }
-            fail("camera lost: the recording was finalized")
-            session = nil
-            movie = nil
-            photoOutput = nil
-            device = nil
+            resumeRecording = true
+            fail("camera lost: the recording was finalized; it goes on in a new file when the camera is back")
         case .error(let e):
             status.recordingsFailed += 1
             fail("recording failed: \(e)")
@@ -706,12 +729,23 @@ public actor RecorderService {
         while !stopping {
             try? await Task.sleep(for: interval)
             if stopping { break }
+            if let session, session.isInterrupted, let since = interruptedAt, ContinuousClock.now - since > cameraGiveUp {
+                logger.warning("the camera has been gone for \(cameraGiveUp): opening it afresh")
+                try? session.stopRunning()
+                self.session = nil
+                movie = nil
+                photoOutput = nil
+                device = nil
+                if state != .error { fail("camera lost") }
+            }
             if state == .error {
                 if session == nil { openCamera() }
                 let free = StorageKeeper.freeBytes(configuration.recordingsFolder) ?? Int.max
-                if session != nil && free >= configuration.minFreeSpaceBytes && status.lastError?.hasPrefix("camera") != true {
+                // (A session waiting for its lost camera is not one to use yet.)
+                let usable = session.map { !$0.isInterrupted } ?? false
+                if usable && free >= configuration.minFreeSpaceBytes && status.lastError?.hasPrefix("camera") != true {
                     enter(.idle)
-                } else if session != nil, status.lastError?.hasPrefix("camera") == true {
+                } else if usable, status.lastError?.hasPrefix("camera") == true {
                     enter(.idle)
                 }
             }
@@ -760,6 +794,11 @@ public actor RecorderService {
         }
     }
     private var reportedRenameProblems: Set<String> = []
+    /// A recording the camera's loss ended: it goes on when the camera is back.
+    private var resumeRecording = false
+    /// How long a lost camera's session waits for it before the service
+    /// drops the session and opens the camera afresh.
+    private let cameraGiveUp: Duration = .seconds(20)
 
     /// The metrics file, every `metrics.interval_seconds`. A file that
     /// cannot be written is said once (naming the key), and recording goes on.
@@ -801,6 +840,10 @@ public actor RecorderService {
             guard let path = startRecording() else { return reply(false, status.lastError ?? "cannot record") }
             return reply(true, "recording", file: path)
         case ["record", "stop"]:
+            if resumeRecording, currentFile == nil {
+                resumeRecording = false
+                return reply(true, "stopped: the recording will not go on when the camera is back")
+            }
             let file = currentFile
             guard file != nil else { return reply(false, "not recording") }
             await stopRecording()

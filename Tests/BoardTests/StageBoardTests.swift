@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+import TestSupport
+
+extension VirtualBoardTests {
+/// Self-healing under the service: a stage that vanishes mid-recording is
+/// restarted without losing the recording chain.
+@Suite struct StageBoardTests {
+    /// vimc's driver unbound mid-recording, bound again: the first file is
+    /// finalized and plays, the recording goes on in a second file within 2 s
+    /// of the camera's return, the gap is journaled and counted, and systemd
+    /// never sees the service leave its running state.
+    @Test func aCameraThatVanishesMidRecordingGoesOnInANewFileWhenItIsBack() throws {
+        let least = Int(2 * VirtualBoard.vimcSlowestRate) + 1
+        let result = try VirtualBoard.run("""
+            rec=/var/lib/obscura/recordings
+            frames() { ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$1" 2>/dev/null; }
+            partial_frames() { n=0; for p in /var/lib/obscura/incoming/*.partial; do [ -e "$p" ] && n=$(frames "$p"); done; echo "${n:-0}"; }
+            obscura ctl record start > /dev/null
+            for i in $(seq 120); do [ "$(partial_frames)" -ge \(least) ] 2>/dev/null && break; sleep 0.5; done
+            echo "unbind uptime=$(cut -d' ' -f1 /proc/uptime)"
+            echo vimc.0 > /sys/bus/platform/drivers/vimc/unbind
+            for i in $(seq 100); do journalctl -u obscura | grep -q "recording finished" && break; sleep 0.2; done
+            echo "gone-state=$(obscura status | grep '^state:') active=$(systemctl is-active obscura)"
+            sleep 2
+            echo "bind uptime=$(cut -d' ' -f1 /proc/uptime)"
+            echo vimc.0 > /sys/bus/platform/drivers/vimc/bind
+            for i in $(seq 150); do journalctl -u obscura | grep -q "recording goes on after" && break; sleep 0.2; done
+            for i in $(seq 120); do [ "$(partial_frames)" -ge \(least) ] 2>/dev/null && break; sleep 0.5; done
+            obscura ctl record stop > /dev/null
+            for i in $(seq 100); do [ "$(journalctl -u obscura | grep -c 'recording finished')" -ge 2 ] && break; sleep 0.2; done
+            echo "active=$(systemctl is-active obscura) restarts=$(systemctl show -p NRestarts --value obscura)"
+            for f in $rec/*.mp4; do echo "file=$(basename $f) frames=$(frames $f)"; done
+            obscura status | sed 's/^/status: /'
+            grep -E '^obscura_(stage_restarts_total|stage_gap_seconds_total|recordings_failed_total)' /run/obscura-metrics/obscura.prom | sed 's/^/metric: /'
+            journalctl -u obscura --no-pager -o short-monotonic | grep -E "recording goes on after|camera back after|recording finished" | sed 's/^/mono: /'
+            journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | sed 's/^/journal: /'
+            """, timeout: 300, options: ["--systemd"])
+        let out = result.stdout
+        let lines = out.split(separator: "\n").map(String.init)
+        func number(after prefix: String) -> Double? {
+            lines.first { $0.hasPrefix(prefix) }.flatMap { Double($0.dropFirst(prefix.count)) }
+        }
+        /// A journal line's CLOCK_MONOTONIC time ("[  12.345678] …"), as /proc/uptime counts on the board.
+        func monotonic(_ text: String) -> Double? {
+            guard let line = lines.first(where: { $0.hasPrefix("mono: ") && $0.contains(text) }),
+                  let open = line.firstIndex(of: "["), let close = line.firstIndex(of: "]") else { return nil }
+            return Double(line[line.index(after: open)..<close].trimmingCharacters(in: .whitespaces))
+        }
+        #expect(lines.contains { $0.hasPrefix("gone-state=state: error") && $0.hasSuffix("active=active") }, "\(out)\(result.stderr)")
+        #expect(lines.contains("active=active restarts=0"), "\(out)")
+        let files = lines.filter { $0.hasPrefix("file=") }
+        #expect(files.count == 2, "\(files)")
+        for file in files {
+            let frames = Int(file.split(separator: "=").last ?? "") ?? 0
+            #expect(frames >= least, "\(file): both play, each with what it recorded")
+        }
+        #expect(out.contains("journal: obscura: recording finished: ") && out.contains("camera lost"))
+        #expect(out.contains("journal: obscura: camera back after "), "\(out)")
+        let bound = try #require(number(after: "bind uptime="))
+        let resumed = try #require(monotonic("recording goes on after"), "\(out)")
+        print(String(format: "StageBoardTests: the recording went on %.2f s after the camera was bound", resumed - bound))
+        #expect(resumed > bound && resumed - bound < 2.0, "the recording went on \(resumed - bound) s after the camera was bound")
+        #expect(lines.contains("metric: obscura_stage_restarts_total{stage=\"camera\"} 1"), "\(out)")
+        #expect(lines.contains("metric: obscura_recordings_failed_total 1"))
+        #expect(lines.contains { $0.hasPrefix("status: restarts: camera 1 (") }, "\(out)")
+    }
+}
+}
