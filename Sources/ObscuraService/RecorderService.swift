@@ -163,6 +163,7 @@ public actor RecorderService {
         }
         if let health = try? await offPool({ HostHealth.read() }) { status.host = health }
         clockSynchronized = status.host.clockSynchronized == true
+        await measureStorage()
         await recoverInterrupted()
         if !clockSynchronized {
             logger.notice("the clock is not known to be synchronised (\(SystemClock.synchronization().source.rawValue)): files get boot-relative names (obscura-boot-\(SystemClock.bootID)-SECONDS) until it is")
@@ -714,8 +715,6 @@ public actor RecorderService {
         s.droppedFramesTotal = finishedTotals.dropped + s.droppedFrames
         s.skippedFramesTotal += finishedTotals.skipped
         s.freeBytes = StorageKeeper.freeBytes(configuration.recordingsFolder)
-        s.storages = [StorageStatus(name: "recordings", path: configuration.recordingsFolder, freeBytes: s.freeBytes,
-                                    usedBytes: keeper.usedBytes(), quotaBytes: configuration.quotaBytes)]
 
         s.preview = previewOutput.map { "\($0.status)" }
         return s
@@ -766,6 +765,7 @@ public actor RecorderService {
             if healthy { notifier.notify("WATCHDOG=1\nSTATUS=\(statusLine)") }
             // sysfs reads can block (a sensor on I²C): off the pool.
             if let health = try? await offPool({ HostHealth.read() }) { status.host = health }
+            await measureStorage()
             await followClock()
             await writeMetrics()
         }
@@ -799,6 +799,17 @@ public actor RecorderService {
     /// How long a lost camera's session waits for it before the service
     /// drops the session and opens the camera afresh.
     private let cameraGiveUp: Duration = .seconds(20)
+
+    /// Each storage's free and used space (a folder listing: off the pool).
+    private func measureStorage() async {
+        let keeper = keeper, folder = configuration.recordingsFolder, quota = configuration.quotaBytes
+        if let storage = try? await offPool({
+            StorageStatus(name: "recordings", path: folder, freeBytes: StorageKeeper.freeBytes(folder),
+                          usedBytes: keeper.usedBytes(), quotaBytes: quota)
+        }) {
+            status.storages = [storage]
+        }
+    }
 
     /// The metrics file, every `metrics.interval_seconds`. A file that
     /// cannot be written is said once (naming the key), and recording goes on.

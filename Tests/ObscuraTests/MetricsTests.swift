@@ -108,7 +108,7 @@ import TestSupport
         #expect(h.throttled == 0x50000)
         #expect(h.clockSynchronized == nil && h.clockSource == "unknown")
         try fm.createDirectory(atPath: "\(dir.path)/run/systemd/timesync", withIntermediateDirectories: true)
-        fm.createFile(atPath: "\(dir.path)/run/systemd/timesync/synchronized", contents: nil)
+        _ = fm.createFile(atPath: "\(dir.path)/run/systemd/timesync/synchronized", contents: nil)
         h = HostHealth.read(root: dir.path)
         #expect(h.clockSynchronized == true && h.clockSource == "systemd-timesyncd")
     }
