@@ -17,6 +17,8 @@ struct EncoderLatency: Sendable {
     private(set) var maximum: Duration = .zero
 
     var framesInside: Int { entered.count - head }
+    /// Frames that went in since the last packet came out.
+    private(set) var framesSincePacket = 0
 
     /// How long the oldest frame still inside has waited (zero when empty).
     func oldestWait(now: ContinuousClock.Instant = .now) -> Duration {
@@ -25,9 +27,11 @@ struct EncoderLatency: Sendable {
 
     mutating func frameIn(at now: ContinuousClock.Instant = .now) {
         entered.append(now)
+        framesSincePacket += 1
     }
 
     mutating func packetsOut(_ n: Int, at now: ContinuousClock.Instant = .now) {
+        if n > 0 { framesSincePacket = 0 }
         for _ in 0..<min(n, framesInside) {
             let latency = now - entered[head]
             head += 1

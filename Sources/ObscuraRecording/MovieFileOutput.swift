@@ -65,6 +65,11 @@ public struct MovieSettings: Sendable, Equatable {
     /// When the file's header gets the wall-clock time of its first frame
     /// (mapped from the camera's timestamp).
     public var creationTime = CreationTimePolicy.whenClockSynchronized
+    /// An encoder that takes this many frames in a row and gives back no
+    /// packet is stalled: the recording ends with `.encoderFailed` (the file
+    /// finalized with what came out). Well above any encoder's own delay
+    /// (x264's lookahead and frame threads hold up to about 50).
+    public var encoderStallFrames = 90
     public init() {}
 
     func encoderSettings(size: PixelSize) -> VideoEncoderSettings {
@@ -96,6 +101,9 @@ public enum RecordingFinishReason: Sendable, Equatable, CustomStringConvertible 
     case sessionStopped
     /// The camera went away (unplugged, or silent until given up).
     case cameraLost
+    /// The encoder failed (its device vanished, a call failed) or stalled
+    /// (frames in, no packet out): what it gave back is in the file.
+    case encoderFailed(String)
     case error(String)
 
     public var description: String {
@@ -106,6 +114,7 @@ public enum RecordingFinishReason: Sendable, Equatable, CustomStringConvertible 
         case .diskFull: "disk full"
         case .sessionStopped: "the session stopped"
         case .cameraLost: "camera lost"
+        case .encoderFailed(let e): "encoder failed: \(e)"
         case .error(let e): "error: \(e)"
         }
     }
@@ -222,8 +231,16 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
         var segmentDuration: Duration?
         var maxRecordedFileSize: Int?
         var minFreeDiskSpace = 32 << 20
+        /// Wraps each recording's encoder (tests: an encoder that stalls).
+        var wrapEncoder: (@Sendable (any VideoEncoder) -> any VideoEncoder)?
     }
     private let limits = Mutex(Limits())
+
+    /// Wraps each new encoder (a fault to recover from, in tests).
+    var wrapEncoder: (@Sendable (any VideoEncoder) -> any VideoEncoder)? {
+        get { limits.withLock { $0.wrapEncoder } }
+        set { limits.withLock { $0.wrapEncoder = newValue } }
+    }
 
     public var maxRecordedDuration: Duration? {
         get { limits.withLock { $0.maxRecordedDuration } }
@@ -667,10 +684,14 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
             }
             do {
                 if encoder == nil {
-                    let made = try VideoEncoders.make(settings: settings.encoderSettings(size: frame.size), firstFrame: frame,
-                                                      preference: settings.encoders, copies: copies)
-                    encoder = made.encoder
-                    state.withLock { $0.encoderChoice = made.choice }
+                    do {
+                        let made = try VideoEncoders.make(settings: settings.encoderSettings(size: frame.size), firstFrame: frame,
+                                                          preference: settings.encoders, copies: copies)
+                        encoder = wrapEncoder.map { $0(made.encoder) } ?? made.encoder
+                        state.withLock { $0.encoderChoice = made.choice }
+                    } catch {
+                        throw StageFailure(message: "\(error)")
+                    }
                 }
                 let made = encoder!
                 if progress.size == nil { describe(made, frame.format, frame.size) }
@@ -689,9 +710,18 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                 waitingForKeyframe = false
                 let cpuBefore = Self.threadCPU()
                 latency.frameIn()
-                let packets = try made.encode(frame, ptsMicroseconds: pts, keyframe: forceKeyframe)
+                let packets: [EncodedPacket]
+                do {
+                    packets = try made.encode(frame, ptsMicroseconds: pts, keyframe: forceKeyframe)
+                } catch {
+                    throw StageFailure(message: "\(error)")
+                }
                 encoderCPU &+= Self.threadCPU() &- cpuBefore
                 latency.packetsOut(packets.count)
+                if latency.framesSincePacket >= settings.encoderStallFrames {
+                    throw StageFailure(message: "\(made.name) took \(latency.framesSincePacket) frames and gave back no packet"
+                                       + String(format: " (%.1f s)", latency.oldestWait().seconds))
+                }
                 try write(packets, made)
                 try sink.takeSound(timeline)
                 guard sink.isOpen else { continue }
@@ -705,6 +735,9 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                     reason = .diskFull
                     break loop
                 }
+            } catch let failure as StageFailure {
+                reason = .encoderFailed(failure.message)
+                break loop
             } catch {
                 reason = Self.isDiskFull(error) ? .diskFull : .error("\(error)")
                 break loop
@@ -718,13 +751,18 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
         // Finish what was recorded, whatever ended it, so nothing is lost:
         // frames still inside the encoder come out now (and open the file if
         // none had come out yet, e.g. a camera that delivered only a few).
+        // A failed encoder is not drained (its device may be gone, or it
+        // holds frames it will never give back): the file ends with what
+        // came out.
         if let encoder {
             do {
-                let cpuBefore = Self.threadCPU()
-                let drained = try encoder.finish()
-                encoderCPU &+= Self.threadCPU() &- cpuBefore
-                latency.packetsOut(drained.count)
-                try write(drained, encoder)
+                if case .encoderFailed = reason {} else {
+                    let cpuBefore = Self.threadCPU()
+                    let drained = try encoder.finish()
+                    encoderCPU &+= Self.threadCPU() &- cpuBefore
+                    latency.packetsOut(drained.count)
+                    try write(drained, encoder)
+                }
                 progress.bytes = sink.bytes
                 try sink.finish(timeline)
             } catch {
@@ -739,6 +777,11 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
         }
         publish(sink)
         return reason
+    }
+
+    /// The encoder stage failed (not the file): `.encoderFailed`.
+    private struct StageFailure: Error {
+        let message: String
     }
 
     static func freeSpace(_ directory: String) -> Int? {

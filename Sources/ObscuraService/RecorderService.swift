@@ -115,6 +115,12 @@ public actor RecorderService {
     private var stopping = false
     /// When the camera stopped delivering (interrupted or lost), until it is back.
     private var interruptedAt: ContinuousClock.Instant?
+    /// When an encoder failed mid-recording, until a new file has packets:
+    /// meanwhile a new recording is tried every half second, quietly.
+    private var encoderDownSince: ContinuousClock.Instant?
+    private var encoderRetry: Task<Void, Never>?
+    /// The recording in progress is such a try (no file yet).
+    private var retryingEncoder = false
     /// What recordings finished since the start hold (the one in progress is in `status`).
     private var finishedTotals = (frames: 0, bytes: 0, dropped: 0, skipped: 0)
     private let metricsFile: MetricsFile?
@@ -460,7 +466,7 @@ public actor RecorderService {
     private func movieSettings(_ device: CaptureDevice) -> MovieSettings {
         var s = MovieSettings()
         s.codec = configuration.codec
-        s.container = configuration.container
+        s.container = configuration.recordingContainer
         s.averageBitRate = configuration.bitRate ?? profile.bitRate
         s.preset = profile.preset
         s.nominalFrameRate = frameRate
@@ -477,18 +483,22 @@ public actor RecorderService {
     // MARK: Actions
 
     public func toggleRecording() async {
-        // A press while a lost camera's recording waits to go on cancels it.
-        if resumeRecording {
-            resumeRecording = false
-            logger.notice("the recording will not go on when the camera is back (stopped)")
+        // A press while a lost stage's recording waits to go on cancels it.
+        if cancelPendingResume() {
+            logger.notice("the recording will not go on when the stage is back (stopped)")
+            if state == .error { enter(.idle) }
             return
         }
         if state == .recording { await stopRecording() } else { startRecording() }
     }
 
     @discardableResult
-    public func startRecording() -> String? {
-        guard state != .recording, !stopping else { return currentFile }
+    public func startRecording() -> String? { startRecording(retry: false) }
+
+    /// `retry`: a try after an encoder failed; the state stays until the new
+    /// file has packets (`follow`), and a failed try is not news.
+    private func startRecording(retry: Bool) -> String? {
+        guard state != .recording, !stopping, currentFile == nil else { return currentFile }
         if session == nil { openCamera() }
         guard let movie, let device else {
             fail("cannot record: no camera")
@@ -504,7 +514,7 @@ public actor RecorderService {
             fail("cannot record: \(free >> 20) MiB free in \(configuration.recordingsFolder), less than the minimum \(configuration.minFreeSpaceBytes >> 20) MiB")
             return nil
         }
-        let path = "\(configuration.recordingsFolder)/\(FileNames.stem(clockSynchronized: clockSynchronized)).\(configuration.container.rawValue)"
+        let path = "\(configuration.recordingsFolder)/\(FileNames.stem(clockSynchronized: clockSynchronized)).\(configuration.recordingExtension)"
         movie.segmentDuration = configuration.segmentSeconds > 0 ? .seconds(configuration.segmentSeconds) : nil
         movie.minFreeDiskSpace = configuration.minFreeSpaceBytes
         movie.maxRecordedDuration = nil
@@ -512,12 +522,20 @@ public actor RecorderService {
             let events = try movie.startRecording(to: path, settings: movieSettings(device))
             currentFile = path
             recordingStarted = .now
-            enter(.recording)
-            logger.notice("recording \(path)")
+            retryingEncoder = retry
+            // The status shows the recording in progress from its start.
+            status.frames = 0
+            status.bytes = 0
+            status.droppedFrames = 0
+            status.skippedFramesTotal = 0
+            if !retry {
+                enter(.recording)
+                logger.notice("recording \(path)")
+            }
             recordingTask = Task { await self.follow(events) }
             return path
         } catch {
-            fail("cannot record: \(error)")
+            if !retry { fail("cannot record: \(error)") }
             return nil
         }
     }
@@ -531,7 +549,22 @@ public actor RecorderService {
                 status.recordings += 1
                 logger.info("segment finished: \(path)")
                 keeper.enforce(protecting: [])
+            case .finished(_, .encoderFailed, let p) where retryingEncoder && p.frames == 0:
+                // A try while the encoder is down that made nothing: try again.
+                currentFile = nil
+                recordingStarted = nil
+                recordingTask = nil
+                retryingEncoder = false
+                scheduleEncoderRetry()
             case .finished(let path, let reason, let p):
+                if retryingEncoder {
+                    // Ended before its file opened (stopped meanwhile): nothing was recorded.
+                    retryingEncoder = false
+                    currentFile = nil
+                    recordingStarted = nil
+                    recordingTask = nil
+                    if p.frames == 0 { continue }
+                }
                 take(p)
                 finishedTotals.frames += p.frames
                 finishedTotals.bytes += p.bytes
@@ -543,8 +576,14 @@ public actor RecorderService {
                 let sound = p.audio.isEmpty ? "" : ", audio \(p.audio) (\(p.audioPackets) packets, drift corrected by \(p.audioCompensatedSamples) samples)"
                 for note in p.fileNotes { logger.warning("\(note)") }
                 logger.notice("recording finished: \(path), \(p.frames) frames, \(seconds) s, dropped \(p.droppedFrames), camera skipped \(p.skippedFrames)\(sound), \(reason)")
-                recordingFinished(reason)
-            case .started:
+                recordingFinished(reason, frames: p.frames)
+            case .started(let path):
+                if retryingEncoder {
+                    retryingEncoder = false
+                    encoderRestarted()
+                    enter(.recording)
+                    logger.notice("recording goes on after the encoder's failure: \(path)")
+                }
                 // One line: which encoder, how frames reach it, and why it was chosen.
                 if let p = movie?.progress, !p.encoder.isEmpty, p.encoder != lastEncoderLine {
                     lastEncoderLine = p.encoder
@@ -565,7 +604,7 @@ public actor RecorderService {
         status.skippedFramesTotal = p.skippedFrames
     }
 
-    private func recordingFinished(_ reason: RecordingFinishReason) {
+    private func recordingFinished(_ reason: RecordingFinishReason, frames: Int) {
         currentFile = nil
         recordingStarted = nil
         recordingTask = nil
@@ -585,10 +624,60 @@ public actor RecorderService {
             if interruptedAt == nil { interruptedAt = .now }
             resumeRecording = true
             fail("camera lost: the recording was finalized; it goes on in a new file when the camera is back")
-        case .error(let e):
+        case .encoderFailed(let e) where frames > 0 && !stopping:
+            // The file keeps what the encoder gave back; a new recording is
+            // tried until an encoder (this one back, or the next in the
+            // profile's order) takes frames.
+            status.recordingsFailed += 1
+            if encoderDownSince == nil { encoderDownSince = .now }
+            fail("encoder failed: \(e); the recording was finalized; it goes on in a new file when an encoder takes frames")
+            scheduleEncoderRetry()
+        case .encoderFailed(let e), .error(let e):
             status.recordingsFailed += 1
             fail("recording failed: \(e)")
         }
+    }
+
+    private func scheduleEncoderRetry() {
+        guard encoderDownSince != nil, !stopping else { return }
+        encoderRetry = Task {
+            try? await Task.sleep(for: .milliseconds(500))
+            guard !Task.isCancelled else { return }
+            self.retryEncoder()
+        }
+    }
+
+    private func retryEncoder() {
+        guard encoderDownSince != nil, !stopping, currentFile == nil else { return }
+        if session?.isInterrupted == true || startRecording(retry: true) == nil { scheduleEncoderRetry() }
+    }
+
+    /// Packets flow again after an encoder failed: one restart of the
+    /// encoder stage, and the time it left unrecorded.
+    private func encoderRestarted() {
+        let gap = encoderDownSince.map { (ContinuousClock.now - $0).seconds } ?? 0
+        encoderDownSince = nil
+        status.stageRestarts["encoder", default: 0] += 1
+        status.stageGapSeconds["encoder", default: 0] += gap
+        logger.notice("encoder back after \(String(format: "%.1f", gap)) s without packets")
+    }
+
+    /// A press or `ctl record stop` while a failed stage's recording waits
+    /// to go on: it will not. Returns whether one was waiting.
+    private func cancelPendingResume() -> Bool {
+        var cancelled = false
+        if resumeRecording {
+            resumeRecording = false
+            cancelled = true
+        }
+        if encoderDownSince != nil {
+            encoderDownSince = nil
+            encoderRetry?.cancel()
+            encoderRetry = nil
+            if retryingEncoder { movie?.stopRecording() }
+            cancelled = true
+        }
+        return cancelled
     }
 
     public func stopRecording() async {
@@ -737,7 +826,7 @@ public actor RecorderService {
                 device = nil
                 if state != .error { fail("camera lost") }
             }
-            if state == .error {
+            if state == .error, encoderDownSince == nil {
                 if session == nil { openCamera() }
                 let free = StorageKeeper.freeBytes(configuration.recordingsFolder) ?? Int.max
                 // (A session waiting for its lost camera is not one to use yet.)
@@ -851,9 +940,10 @@ public actor RecorderService {
             guard let path = startRecording() else { return reply(false, status.lastError ?? "cannot record") }
             return reply(true, "recording", file: path)
         case ["record", "stop"]:
-            if resumeRecording, currentFile == nil {
-                resumeRecording = false
-                return reply(true, "stopped: the recording will not go on when the camera is back")
+            if (resumeRecording && currentFile == nil) || encoderDownSince != nil {
+                _ = cancelPendingResume()
+                if state == .error { enter(.idle) }
+                return reply(true, "stopped: the recording will not go on when the stage is back")
             }
             let file = currentFile
             guard file != nil else { return reply(false, "not recording") }

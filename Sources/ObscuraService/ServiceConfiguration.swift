@@ -13,7 +13,8 @@ import ObscuraMuxing
 ///
 /// [recording]
 /// folder = "/var/lib/obscura/recordings"
-/// codec = "h264"                  # h264, hevc, mjpeg (prores422 needs a 10-bit 4:2:2 camera)
+/// codec = "h264"                  # h264, hevc, mjpeg (prores422 needs a 10-bit 4:2:2 camera);
+///                                 # fwht (vicodec's) is written as an elementary .fwht stream
 /// container = "mp4"               # mp4, mov, mkv
 /// size = "1920x1080"              # default: the profile's
 /// frame_rate = 30                 # default: the profile's; set on the camera (or the nearest it allows)
@@ -58,6 +59,10 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var photoRaw = false
     public var codec = VideoCodec.h264
     public var container = MovieContainer.mp4
+    /// What recordings are written in: FWHT, which no container knows, as
+    /// an elementary stream; every other codec in `container`.
+    public var recordingContainer: MovieContainer { codec == .fwht ? .elementary : container }
+    public var recordingExtension: String { codec == .fwht ? "fwht" : container.rawValue }
     public var size: PixelSize?
     public var frameRate: Double?
     public var bitRate: Int?

@@ -8,7 +8,7 @@ public struct StorageKeeper: Sendable {
     public let folder: String
     public let quotaBytes: Int
     public let minFreeBytes: Int
-    public static let mediaExtensions: Set<String> = ["mp4", "mov", "mkv", "jpg", "jpeg", "dng"]
+    public static let mediaExtensions: Set<String> = ["mp4", "mov", "mkv", "fwht", "jpg", "jpeg", "dng"]
 
     public init(folder: String, quotaBytes: Int, minFreeBytes: Int) {
         self.folder = folder

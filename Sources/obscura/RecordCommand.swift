@@ -245,6 +245,7 @@ struct RecordCommand: AsyncParsableCommand {
         if let why = signals.reason { Log.note(why) }
         for note in p.fileNotes { Log.note(note) }
         if p.frames == 0, case .error(let why) = reason { throw UserFacingError("nothing recorded: \(why)") }
+        if p.frames == 0, case .encoderFailed(let why) = reason { throw UserFacingError("nothing recorded: \(why)") }
         if p.frames == 0, reason == .diskFull { throw UserFacingError("nothing recorded: the disk is full; no file was kept") }
         guard p.frames > 0 else { throw UserFacingError("the camera delivered no frames; \(output) holds none (\(reason))") }
         let length = p.duration.seconds + (p.frameRate > 0 ? 1 / p.frameRate : 0)
@@ -360,6 +361,7 @@ extension RecordCommand {
         defer { signals.cancel() }
         var start: UInt64?
         var last: UInt64 = 0
+        var saidEncoder = false
         for await frame in frames.frames {
             if start == nil {
                 start = frame.timestampNanoseconds
@@ -368,11 +370,15 @@ extension RecordCommand {
             if Double(frame.timestampNanoseconds &- start!) >= duration * 1e9 || signals.reason != nil { break }
             if writer.status == .failed { break }
             if input.isReadyForMoreMediaData, input.append(frame) { last = frame.timestampNanoseconds }
-            if input.appendedFrameCount == 1, let name = input.encoderName {
+            // The encoder stage opens on its own thread after the first
+            // append: say which it is once it is known.
+            if !saidEncoder, let name = input.encoderName {
+                saidEncoder = true
                 Log.note("encoder \(name) [\(input.encoderChoice)]")
             }
         }
         await writer.finishWriting()
+        if !saidEncoder, let name = input.encoderName { Log.note("encoder \(name) [\(input.encoderChoice)]") }
         if session.isRunning || session.isInterrupted { try session.stopRunning() }
         if let why = signals.reason { Log.note(why) }
         guard writer.status == .completed else {

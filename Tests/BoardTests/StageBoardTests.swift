@@ -77,5 +77,82 @@ extension VirtualBoardTests {
         #expect(lines.contains("metric: obscura_recordings_failed_total 1"))
         #expect(lines.contains { $0.hasPrefix("status: restarts: camera \(restarts) (") }, "\(out)")
     }
+
+    /// vicodec's driver unbound mid-recording (the service recording FWHT
+    /// through it), bound again: the first file is finalized with what the
+    /// encoder gave back and decodes, the recording goes on in a second file
+    /// within 2 s of the encoder's return, the gap is journaled and counted,
+    /// and systemd never sees the service leave its running state.
+    @Test func anEncoderThatVanishesMidRecordingGoesOnInANewFileWhenItIsBack() throws {
+        let least = Int(2 * VirtualBoard.vimcSlowestRate) + 1
+        let result = try VirtualBoard.run("""
+            rec=/var/lib/obscura/recordings
+            frames() { obscura status --json | sed -n 's/.*"frames":\\([0-9]*\\).*/\\1/p'; }
+            sed -i '/^\\[recording\\]/,/^\\[/ s/^codec = .*/codec = "fwht"/' /etc/obscura/obscura.toml
+            # vimc's scaler makes 640 wide 636; vicodec takes widths in steps of 8.
+            sed -i 's/^# size = .*/size = "648x480"/' /etc/obscura/obscura.toml
+            grep -E '^(codec|size)' /etc/obscura/obscura.toml | sed 's/^/config: /'
+            systemctl restart obscura
+            obscura ctl record start > /dev/null
+            for i in $(seq 120); do [ "$(frames)" -ge \(least) ] 2>/dev/null && break; sleep 0.5; done
+            pdev=$(basename /sys/bus/platform/drivers/vicodec/vicodec*)
+            echo "unbind uptime=$(cut -d' ' -f1 /proc/uptime)"
+            echo $pdev > /sys/bus/platform/drivers/vicodec/unbind
+            for i in $(seq 100); do journalctl -u obscura | grep -q "recording finished" && break; sleep 0.2; done
+            echo "gone-state=$(obscura status | grep '^state:') active=$(systemctl is-active obscura)"
+            sleep 2
+            echo "still-files=$(ls $rec/*.fwht | wc -l)"
+            echo "bind uptime=$(cut -d' ' -f1 /proc/uptime)"
+            echo $pdev > /sys/bus/platform/drivers/vicodec/bind
+            for i in $(seq 150); do journalctl -u obscura | grep -q "recording goes on after" && break; sleep 0.2; done
+            for i in $(seq 120); do [ "$(frames)" -ge \(least) ] 2>/dev/null && break; sleep 0.5; done
+            obscura ctl record stop > /dev/null
+            for i in $(seq 100); do [ "$(journalctl -u obscura | grep -c 'recording finished')" -ge 2 ] && break; sleep 0.2; done
+            echo "active=$(systemctl is-active obscura) restarts=$(systemctl show -p NRestarts --value obscura)"
+            for f in $rec/*.fwht; do
+                echo "file=$(basename $f) $(obscura decode --input $f --size 648x480 --pixel-format BG24 --output /tmp/d.rgb 2>&1 | grep '^decoded')"
+            done
+            (cd $rec && sha256sum -c *.sha256 | sed 's/^/sum: /')
+            obscura status | sed 's/^/status: /'
+            grep -E '^obscura_(stage_restarts_total|stage_gap_seconds_total|recordings_failed_total)' /run/obscura-metrics/obscura.prom | sed 's/^/metric: /'
+            journalctl -u obscura --no-pager -o short-monotonic | grep -E "recording goes on after|encoder back after|recording finished" | sed 's/^/mono: /'
+            journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | sed 's/^/journal: /'
+            """, timeout: 300, options: ["--systemd"])
+        let out = result.stdout
+        let lines = out.split(separator: "\n").map(String.init)
+        func number(after prefix: String) -> Double? {
+            lines.first { $0.hasPrefix(prefix) }.flatMap { Double($0.dropFirst(prefix.count)) }
+        }
+        func monotonicOf(_ line: String) -> Double? {
+            guard let open = line.firstIndex(of: "["), let close = line.firstIndex(of: "]") else { return nil }
+            return Double(line[line.index(after: open)..<close].trimmingCharacters(in: .whitespaces))
+        }
+        #expect(lines.contains { $0.hasPrefix("gone-state=state: error") && $0.hasSuffix("active=active") }, "\(out)\(result.stderr)")
+        // While the encoder is gone, tries make no file.
+        #expect(lines.contains("still-files=1"), "\(out)")
+        #expect(lines.contains("active=active restarts=0"), "\(out)")
+        let files = lines.filter { $0.hasPrefix("file=") }
+        #expect(files.count == 2, "\(files)")
+        for file in files {
+            let decoded = file.components(separatedBy: "decoded ").last.flatMap { Int($0.split(separator: " ")[0]) } ?? 0
+            #expect(file.contains(" decoded ") && decoded >= least, "\(file): both decode, each with what it recorded")
+        }
+        #expect(lines.filter { $0.hasPrefix("sum: ") && $0.hasSuffix(": OK") }.count == 2, "\(out)")
+        #expect(lines.contains { $0.hasPrefix("journal: obscura: encoder failed: ") && $0.contains("No such device") }, "\(out)")
+        let unbound = try #require(number(after: "unbind uptime="))
+        let bound = try #require(number(after: "bind uptime="))
+        let resumed = try #require(lines.first { $0.hasPrefix("mono: ") && $0.contains("recording goes on after the encoder") }.flatMap(monotonicOf), "\(out)")
+        print(String(format: "StageBoardTests: the recording went on %.2f s after the encoder was bound", resumed - bound))
+        for line in lines where line.hasPrefix("journal: obscura: encoder") { print("StageBoardTests: \(line.dropFirst(9))") }
+        #expect(resumed > bound && resumed - bound < 2.0, "the recording went on \(resumed - bound) s after the encoder was bound")
+        let back = lines.first { $0.hasPrefix("journal: obscura: encoder back after ") }
+        let gone = back.flatMap { $0.components(separatedBy: "encoder back after ").last?.split(separator: " ").first.flatMap { Double($0) } }
+        #expect(gone.map { $0 >= bound - unbound - 1 && $0 <= bound - unbound + 4 } == true, "\(back ?? "none"); gone \(bound - unbound) s")
+        #expect(lines.contains("metric: obscura_stage_restarts_total{stage=\"encoder\"} 1"), "\(out)")
+        let gap = lines.first { $0.hasPrefix("metric: obscura_stage_gap_seconds_total{stage=\"encoder\"} ") }
+            .flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
+        #expect(gap >= bound - unbound - 1, "gap \(gap) s")
+        #expect(lines.contains("metric: obscura_recordings_failed_total 1"), "\(out)")
+    }
 }
 }

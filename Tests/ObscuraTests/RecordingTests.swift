@@ -1,5 +1,6 @@
 import Foundation
 import ObscuraCamera
+import ObscuraEncoding
 import Testing
 import TestSupport
 @testable import ObscuraCapture
@@ -263,6 +264,78 @@ private func path(_ name: String) -> String {
         #expect(try ProbedVideo.read(file).frameCount == progress.frames)
         #expect(!FileManager.default.fileExists(atPath: file + ".partial"))
         try session.stopRunning()
+    }
+}
+
+/// An encoder that works for `healthy` frames, then takes frames and gives
+/// back nothing (`stalls`) or fails every call as a vanished device does.
+private final class FaultyEncoder: VideoEncoder {
+    let inner: any VideoEncoder
+    let healthy: Int
+    let stalls: Bool
+    private var frames = 0
+    init(_ inner: any VideoEncoder, healthy: Int, stalls: Bool) {
+        self.inner = inner
+        self.healthy = healthy
+        self.stalls = stalls
+    }
+    var name: String { "faulty \(inner.name)" }
+    var codecParameters: CodecParameters { inner.codecParameters }
+    var isZeroCopy: Bool { inner.isZeroCopy }
+    var copies: CopyCounter { inner.copies }
+    func encode(_ frame: VideoFrame, ptsMicroseconds: Int64, keyframe: Bool) throws -> [EncodedPacket] {
+        frames += 1
+        guard frames > healthy else { return try inner.encode(frame, ptsMicroseconds: ptsMicroseconds, keyframe: keyframe) }
+        if stalls { return [] }
+        throw V4L2EncoderError.call("vicodec (/dev/video3): No such device (coded queue)")
+    }
+    func finish() throws -> [EncodedPacket] {
+        Issue.record("a failed encoder is not drained")
+        return try inner.finish()
+    }
+}
+
+/// A stalled or vanished encoder ends the recording with `.encoderFailed`,
+/// naming what happened; the file is finalized with every packet the
+/// encoder gave back, and plays.
+@Suite(.serialized) struct EncoderStageTests {
+    @Test(.timeLimit(.minutes(1)), arguments: [true, false])
+    func aFailedEncoderEndsTheRecordingWithAPlayableFile(stalls: Bool) async throws {
+        let output = MovieFileOutput()
+        output.wrapEncoder = { FaultyEncoder($0, healthy: 30, stalls: stalls) }
+        var settings = MovieSettings()
+        settings.encoderStallFrames = 20
+        let session = try recordingSession(output)
+        let file = path(stalls ? "stalled.mp4" : "vanished.mp4")
+        let events = try output.startRecording(to: file, settings: settings)
+        try session.startRunning()
+        let (reason, progress) = try #require(await finish(events))
+        try session.stopRunning()
+        guard case .encoderFailed(let why) = reason else {
+            Issue.record("reason: \(reason)")
+            return
+        }
+        if stalls {
+            #expect(why.hasPrefix("faulty libx264 took 20 frames and gave back no packet ("), "\(why)")
+        } else {
+            #expect(why == "vicodec (/dev/video3): No such device (coded queue)")
+        }
+        // x264 (ultrafast, delay bounded) gives back nearly every healthy frame.
+        #expect(progress.frames >= 25 && progress.frames <= 30, "\(progress.frames)")
+        let video = try ProbedVideo.read(file)
+        #expect(video.frameCount == progress.frames)
+        #expect(video.isMonotonic)
+        #expect(!FileManager.default.fileExists(atPath: file + ".partial"))
+    }
+
+    @Test func packetsOutResetTheStallCount() {
+        var latency = EncoderLatency()
+        for _ in 0..<5 { latency.frameIn() }
+        #expect(latency.framesSincePacket == 5)
+        latency.packetsOut(0)
+        #expect(latency.framesSincePacket == 5)
+        latency.packetsOut(1)
+        #expect(latency.framesSincePacket == 0 && latency.framesInside == 4)
     }
 }
 
