@@ -70,7 +70,10 @@ public struct PullOptions: Sendable {
     /// Remove each file (and its checksum) on the device once the copy here is verified.
     public var deleteAfterVerify = false
     /// Folders on the device; the retrieval account's chroot shows these two.
-    public var remoteFolders = ["/recordings", "/photos"]
+    /// The device's folders as the retrieval account sees them: the SD
+    /// card's recordings and photos, and the USB drive's recordings where
+    /// the README mounts it (absent: skipped).
+    public var remoteFolders = ["/recordings", "/photos", "/media/obscura/obscura/recordings"]
     public var sftp = "sftp"
 
     public init(target: String, destination: String) {

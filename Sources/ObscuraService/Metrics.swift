@@ -11,6 +11,10 @@ public struct StorageStatus: Sendable, Codable, Equatable {
     public var usedBytes: Int
     /// 0: no quota.
     public var quotaBytes: Int
+    /// Whether it is there to record to (a drive can be absent).
+    public var present = true
+    /// Where recordings go now.
+    public var active = false
 }
 
 /// The board's own health, read from sysfs and the clock.
@@ -147,6 +151,10 @@ extension ServiceStatus {
               storages.map { ([("storage", $0.name), ("path", $0.path)], Double($0.usedBytes)) })
         m.add("obscura_storage_quota_bytes", .gauge, "Each storage's quota (0: none).",
               storages.map { ([("storage", $0.name), ("path", $0.path)], Double($0.quotaBytes)) })
+        m.add("obscura_storage_present", .gauge, "1 when the storage is there to record to (a drive can be absent).",
+              storages.map { ([("storage", $0.name), ("path", $0.path)], $0.present ? 1 : 0) })
+        m.add("obscura_storage_active", .gauge, "1 for the storage recordings go to now.",
+              storages.map { ([("storage", $0.name), ("path", $0.path)], $0.active ? 1 : 0) })
         m.add("obscura_soc_temperature_celsius", .gauge, "Each thermal zone's temperature.",
               host.temperatures.keys.sorted().map { ([("zone", $0)], host.temperatures[$0] ?? 0) })
         if let flags = host.throttled {

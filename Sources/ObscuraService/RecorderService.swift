@@ -121,6 +121,13 @@ public actor RecorderService {
     private var encoderRetry: Task<Void, Never>?
     /// The recording in progress is such a try (no file yet).
     private var retryingEncoder = false
+    /// The configured drive (`[usb]`): where it was last seen, whether its
+    /// folders could be made, whether the recording in progress is on it,
+    /// and whether it went away under that recording.
+    private var drivePresence: DriveConfiguration.Presence?
+    private var driveUsable = false
+    private var recordingOnDrive = false
+    private var driveRemovedMidRecording = false
     /// What recordings finished since the start hold (the one in progress is in `status`).
     private var finishedTotals = (frames: 0, bytes: 0, dropped: 0, skipped: 0)
     private let metricsFile: MetricsFile?
@@ -169,6 +176,7 @@ public actor RecorderService {
         }
         if let health = try? await offPool({ HostHealth.read() }) { status.host = health }
         clockSynchronized = status.host.clockSynchronized == true
+        await followDrive()
         await measureStorage()
         await recoverInterrupted()
         if !clockSynchronized {
@@ -204,8 +212,25 @@ public actor RecorderService {
     }
 
     private func recoverInterrupted() async {
-        let incoming = configuration.resolvedPartialFolder
-        for folder in [incoming, configuration.recordingsFolder] {
+        await recoverInterrupted(incoming: configuration.resolvedPartialFolder, recordings: configuration.recordingsFolder)
+        // A checksum for any finished file without one (a cut between the
+        // rename and the checksum).
+        await addMissingChecksums([configuration.recordingsFolder, configuration.photosFolder])
+    }
+
+    private func addMissingChecksums(_ folders: [String]) async {
+        for folder in folders {
+            let names = Set((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
+            for name in names where StorageKeeper.mediaExtensions.contains((name as NSString).pathExtension.lowercased())
+                && !names.contains(name + ".sha256") {
+                let file = folder + "/" + name
+                do { try await offPool { try Checksum.write(for: file) } } catch { logger.error("no checksum for \(file): \(error)") }
+            }
+        }
+    }
+
+    private func recoverInterrupted(incoming: String, recordings: String) async {
+        for folder in [incoming, recordings] {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
             for name in names where name.hasSuffix(".partial") {
                 let partial = folder + "/" + name
@@ -216,7 +241,7 @@ public actor RecorderService {
                     logger.warning("dropped an unfinished file: \(partial)")
                     continue
                 }
-                let final = configuration.recordingsFolder + "/" + finalName
+                let final = recordings + "/" + finalName
                 guard !FileManager.default.fileExists(atPath: final) else { continue }
                 // A recording cut before its first frame reached the file is
                 // only a header: it is not a recording, and goes.
@@ -232,16 +257,6 @@ public actor RecorderService {
                 } else {
                     logger.error("cannot recover \(partial): \(String(cString: strerror(errno)))")
                 }
-            }
-        }
-        // A checksum for any finished file without one (a cut between the
-        // rename and the checksum).
-        for folder in [configuration.recordingsFolder, configuration.photosFolder] {
-            let names = Set((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
-            for name in names where StorageKeeper.mediaExtensions.contains((name as NSString).pathExtension.lowercased())
-                && !names.contains(name + ".sha256") {
-                let file = folder + "/" + name
-                do { try await offPool { try Checksum.write(for: file) } } catch { logger.error("no checksum for \(file): \(error)") }
             }
         }
     }
@@ -463,7 +478,30 @@ public actor RecorderService {
         return rate
     }
 
-    private func movieSettings(_ device: CaptureDevice) -> MovieSettings {
+    /// Where the next recording goes: the drive's folder while it is there
+    /// and usable, else the SD card's.
+    private struct Target {
+        let folder: String
+        let incoming: String
+        let keeper: StorageKeeper
+        let minFree: Int
+        let onDrive: Bool
+    }
+    private var target: Target { driveTarget ?? sdTarget }
+    private var sdTarget: Target {
+        Target(folder: configuration.recordingsFolder, incoming: configuration.resolvedPartialFolder, keeper: keeper,
+               minFree: configuration.minFreeSpaceBytes, onDrive: false)
+    }
+    private var driveTarget: Target? {
+        guard let drive = configuration.drive, driveUsable, case .mounted(let mount, let folder)? = drivePresence else { return nil }
+        return Target(folder: folder, incoming: Self.driveIncoming(mount),
+                      keeper: StorageKeeper(folder: folder, quotaBytes: drive.quotaBytes, minFreeBytes: drive.minFreeSpaceBytes),
+                      minFree: drive.minFreeSpaceBytes, onDrive: true)
+    }
+    /// Files being written on the drive (its filesystem: finishing is a rename).
+    static func driveIncoming(_ mount: String) -> String { (mount == "/" ? "" : mount) + "/.obscura-incoming" }
+
+    private func movieSettings(_ device: CaptureDevice, partialDirectory: String? = nil) -> MovieSettings {
         var s = MovieSettings()
         s.codec = configuration.codec
         s.container = configuration.recordingContainer
@@ -475,7 +513,7 @@ public actor RecorderService {
         var kinds: [EncoderKind] = []
         for name in profile.encoders { if let k = EncoderKind(name: name), !kinds.contains(k) { kinds.append(k) } }
         s.encoders = kinds.isEmpty ? [.software] : kinds
-        s.partialDirectory = configuration.resolvedPartialFolder
+        s.partialDirectory = partialDirectory ?? configuration.resolvedPartialFolder
         s.audio = AudioEncoderSettings(codec: configuration.audioCodec, bitRate: configuration.audioBitRate)
         return s
     }
@@ -509,18 +547,26 @@ public actor RecorderService {
             fail("cannot record now: the camera is gone; recording starts when it is back")
             return nil
         }
-        keeper.enforce()
-        if let free = StorageKeeper.freeBytes(configuration.recordingsFolder), free < configuration.minFreeSpaceBytes {
-            fail("cannot record: \(free >> 20) MiB free in \(configuration.recordingsFolder), less than the minimum \(configuration.minFreeSpaceBytes >> 20) MiB")
+        var target = self.target
+        target.keeper.enforce()
+        // A drive too full even after its oldest files went: the SD card.
+        if target.onDrive, let free = StorageKeeper.freeBytes(target.folder), free < target.minFree {
+            logger.warning("usb.min_free_space_mb: \(free >> 20) MiB free on the drive (\(target.folder)), less than \(target.minFree >> 20) MiB: recording to the SD card (\(configuration.recordingsFolder))")
+            target = sdTarget
+            target.keeper.enforce()
+        }
+        if let free = StorageKeeper.freeBytes(target.folder), free < target.minFree {
+            fail("cannot record: \(free >> 20) MiB free in \(target.folder), less than the minimum \(target.minFree >> 20) MiB")
             return nil
         }
-        let path = "\(configuration.recordingsFolder)/\(FileNames.stem(clockSynchronized: clockSynchronized)).\(configuration.recordingExtension)"
+        let path = "\(target.folder)/\(FileNames.stem(clockSynchronized: clockSynchronized)).\(configuration.recordingExtension)"
         movie.segmentDuration = configuration.segmentSeconds > 0 ? .seconds(configuration.segmentSeconds) : nil
-        movie.minFreeDiskSpace = configuration.minFreeSpaceBytes
+        movie.minFreeDiskSpace = target.minFree
         movie.maxRecordedDuration = nil
         do {
-            let events = try movie.startRecording(to: path, settings: movieSettings(device))
+            let events = try movie.startRecording(to: path, settings: movieSettings(device, partialDirectory: target.incoming))
             currentFile = path
+            recordingOnDrive = target.onDrive
             recordingStarted = .now
             retryingEncoder = retry
             // The status shows the recording in progress from its start.
@@ -548,7 +594,7 @@ public actor RecorderService {
             case .segmentFinished(let path):
                 status.recordings += 1
                 logger.info("segment finished: \(path)")
-                keeper.enforce(protecting: [])
+                target.keeper.enforce(protecting: [])
             case .finished(_, .encoderFailed, let p) where retryingEncoder && p.frames == 0:
                 // A try while the encoder is down that made nothing: try again.
                 currentFile = nil
@@ -608,6 +654,22 @@ public actor RecorderService {
         currentFile = nil
         recordingStarted = nil
         recordingTask = nil
+        let onDrive = recordingOnDrive
+        recordingOnDrive = false
+        // A recording on the drive that failed (a write or sync error) or
+        // was stopped because the drive went away: when the drive is gone,
+        // it goes on on the SD card.
+        var failed = driveRemovedMidRecording
+        switch reason {
+        case .error, .diskFull: failed = true
+        default: break
+        }
+        driveRemovedMidRecording = false
+        if onDrive, failed, !stopping {
+            status.recordingsFailed += 1
+            Task { await self.failOverFromDrive(reason) }
+            return
+        }
         keeper.enforce()
         switch reason {
         case .stopped, .maximumDurationReached, .maximumFileSizeReached, .sessionStopped:
@@ -635,6 +697,67 @@ public actor RecorderService {
         case .encoderFailed(let e), .error(let e):
             status.recordingsFailed += 1
             fail("recording failed: \(e)")
+        }
+    }
+
+    /// After a recording on the drive failed: when the drive is gone, the
+    /// recording goes on on the SD card at once; when it is still there,
+    /// the failure is the recording's own.
+    private func failOverFromDrive(_ reason: RecordingFinishReason) async {
+        guard let drive = configuration.drive else { return }
+        let presence = (try? await offPool({ drive.locate() })) ?? .absent("cannot be looked for")
+        if case .mounted = presence, driveUsable {
+            fail("recording failed: \(reason)")
+            return
+        }
+        if case .absent(let why) = presence {
+            logger.warning("usb.drive: \(why); recording to the SD card (\(configuration.recordingsFolder))")
+        }
+        drivePresence = presence
+        driveUsable = false
+        status.stageRestarts["storage", default: 0] += 1
+        if state == .recording { enter(.idle) }
+        if let path = startRecording() {
+            logger.notice("recording goes on on the SD card after the drive went away: \(path)")
+        }
+    }
+
+    /// Where the configured drive is (every housekeeping round): said when
+    /// that changes; its folders made and its interrupted files recovered
+    /// when it appears. A recording on it when it goes away is stopped (what
+    /// can be finalized is) and goes on on the SD card.
+    private func followDrive() async {
+        guard let drive = configuration.drive else { return }
+        guard let presence = try? await offPool({ drive.locate() }), presence != drivePresence else { return }
+        drivePresence = presence
+        switch presence {
+        case .mounted(let mount, let folder):
+            let incoming = Self.driveIncoming(mount)
+            do {
+                try await offPool {
+                    for f in [folder, incoming] { try FileManager.default.createDirectory(atPath: f, withIntermediateDirectories: true) }
+                    guard access(folder, W_OK) == 0, access(incoming, W_OK) == 0 else {
+                        throw CocoaError(.fileWriteNoPermission, userInfo: [NSLocalizedDescriptionKey: String(cString: strerror(errno))])
+                    }
+                }
+                driveUsable = true
+                logger.notice("usb drive \(drive.identity) at \(mount): recordings go to \(folder)")
+                await recoverInterrupted(incoming: incoming, recordings: folder)
+            } catch {
+                driveUsable = false
+                let message = "usb.drive: \(drive.identity) at \(mount): cannot write \(folder) (\(error.localizedDescription)): "
+                    + "it must be the obscura user's, and the mount under /media (the unit's ReadWritePaths); recording to the SD card (\(configuration.recordingsFolder))"
+                logger.error("\(message)")
+                noteError(message)
+            }
+        case .absent(let why):
+            let wasUsable = driveUsable
+            driveUsable = false
+            logger.warning("usb.drive: \(why); recording to the SD card (\(configuration.recordingsFolder))")
+            if wasUsable, recordingOnDrive, currentFile != nil {
+                driveRemovedMidRecording = true
+                movie?.stopRecording()
+            }
         }
     }
 
@@ -854,6 +977,7 @@ public actor RecorderService {
             if healthy { notifier.notify("WATCHDOG=1\nSTATUS=\(statusLine)") }
             // sysfs reads can block (a sensor on I²C): off the pool.
             if let health = try? await offPool({ HostHealth.read() }) { status.host = health }
+            await followDrive()
             await measureStorage()
             await followClock()
             await writeMetrics()
@@ -892,11 +1016,24 @@ public actor RecorderService {
     /// Each storage's free and used space (a folder listing: off the pool).
     private func measureStorage() async {
         let keeper = keeper, folder = configuration.recordingsFolder, quota = configuration.quotaBytes
-        if let storage = try? await offPool({
-            StorageStatus(name: "recordings", path: folder, freeBytes: StorageKeeper.freeBytes(folder),
-                          usedBytes: keeper.usedBytes(), quotaBytes: quota)
+        let target = self.target
+        let drive = configuration.drive, presence = drivePresence
+        if let storages = try? await offPool({ () -> [StorageStatus] in
+            var list = [StorageStatus(name: "recordings", path: folder, freeBytes: StorageKeeper.freeBytes(folder),
+                                      usedBytes: keeper.usedBytes(), quotaBytes: quota, active: !target.onDrive)]
+            if let drive {
+                if case .mounted(_, let onDrive)? = presence {
+                    let driveKeeper = StorageKeeper(folder: onDrive, quotaBytes: drive.quotaBytes, minFreeBytes: drive.minFreeSpaceBytes)
+                    list.append(StorageStatus(name: "usb", path: onDrive, freeBytes: StorageKeeper.freeBytes(onDrive),
+                                              usedBytes: driveKeeper.usedBytes(), quotaBytes: drive.quotaBytes, active: target.onDrive))
+                } else {
+                    list.append(StorageStatus(name: "usb", path: drive.identity.description, freeBytes: nil, usedBytes: 0,
+                                              quotaBytes: drive.quotaBytes, present: false))
+                }
+            }
+            return list
         }) {
-            status.storages = [storage]
+            status.storages = storages
         }
     }
 

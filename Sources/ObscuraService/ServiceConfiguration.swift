@@ -49,6 +49,12 @@ import ObscuraMuxing
 /// [metrics]
 /// file = "/run/obscura-metrics/obscura.prom"  # for node_exporter's textfile collector; "" : none
 /// interval_seconds = 5
+///
+/// [usb]
+/// drive = "LABEL=OBSCURA"         # or its mount point, e.g. "/media/obscura"; "": none (the default)
+/// folder = "obscura/recordings"   # on the drive
+/// quota_mb = 0                    # loop recording on the drive; 0: no quota
+/// min_free_space_mb = 256
 /// ```
 public struct ServiceConfiguration: Sendable, Equatable {
     public var file = "(defaults)"
@@ -71,6 +77,8 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var preRecordSeconds = 0.0
     public var minFreeSpaceBytes = 256 << 20
     public var quotaBytes = 0
+    /// A drive that recordings go to when present (`[usb]`); nil: none.
+    public var drive: DriveConfiguration?
     /// Files being written, as `<name>.partial`; renamed into the recordings
     /// or photos folder when finished. Default: `incoming` beside the
     /// recordings folder.
@@ -156,6 +164,29 @@ public struct ServiceConfiguration: Sendable, Equatable {
         if resolvedPartialFolder == recordingsFolder || resolvedPartialFolder == photosFolder {
             throw ConfigurationError(file: path, line: reader.document.values["recording.partial_folder"]?.line, key: "recording.partial_folder",
                                      message: "\"\(resolvedPartialFolder)\" must differ from the recordings and photos folders: they are shared, files being written are not")
+        }
+        if let text = try reader.string("usb.drive"), !text.isEmpty {
+            guard let identity = DriveConfiguration.identity(text) else {
+                throw ConfigurationError(file: path, line: reader.document.values["usb.drive"]?.line, key: "usb.drive",
+                                         message: "\"\(text)\" is neither LABEL=<filesystem label> nor an absolute mount point (e.g. \"LABEL=OBSCURA\" or \"/media/obscura\")")
+            }
+            var d = DriveConfiguration(identity: identity)
+            if let folder = try reader.string("usb.folder") {
+                let parts = folder.split(separator: "/")
+                guard !folder.hasPrefix("/"), !parts.isEmpty, !parts.contains(".."), !parts.contains(".") else {
+                    throw ConfigurationError(file: path, line: reader.document.values["usb.folder"]?.line, key: "usb.folder",
+                                             message: "\"\(folder)\" must be a folder relative to the drive's root, e.g. \"obscura/recordings\"")
+                }
+                d.folder = parts.joined(separator: "/")
+            }
+            d.quotaBytes = (try reader.int("usb.quota_mb", Limits.quotaMegabytes) ?? 0) << 20
+            d.minFreeSpaceBytes = (try reader.int("usb.min_free_space_mb", Limits.freeSpaceMegabytes) ?? 256) << 20
+            drive = d
+        } else {
+            // Read so that they are known keys; without a drive they say nothing.
+            _ = try reader.string("usb.folder")
+            _ = try reader.int("usb.quota_mb", Limits.quotaMegabytes)
+            _ = try reader.int("usb.min_free_space_mb", Limits.freeSpaceMegabytes)
         }
         try reader.rejectUnknownKeys()
     }

@@ -108,7 +108,7 @@ struct PullCommand: ParsableCommand {
     @Option(help: "Bandwidth limit in kbit/s.") var limitKbps: Int?
     @Flag(help: "Remove files on the device once their copies here are verified (needs deploy/install --allow-delete on the device).")
     var delete = false
-    @Option(name: .customLong("remote-folder"), help: "A folder on the device (repeatable; default /recordings and /photos, the retrieval account's view).")
+    @Option(name: .customLong("remote-folder"), help: "A folder on the device (repeatable; default /recordings, /photos and /media/obscura/obscura/recordings, the retrieval account's view).")
     var remoteFolders: [String] = []
 
     func validate() throws {

@@ -92,9 +92,13 @@ struct StatusCommand: AsyncParsableCommand {
                                     status.framesPerSecond, status.encoderLatencySeconds * 1000, status.framesInEncoder))
             }
             for s in status.storages {
+                guard s.present else {
+                    lines.append("storage \(s.name): \(s.path), absent")
+                    continue
+                }
                 let free = s.freeBytes.map { "\($0 >> 20) MiB free" } ?? "not mounted"
                 let quota = s.quotaBytes > 0 ? " of a \(s.quotaBytes >> 20) MiB quota" : ""
-                lines.append("storage \(s.name): \(s.path), \(free), \(s.usedBytes >> 20) MiB used\(quota)")
+                lines.append("storage \(s.name): \(s.path), \(free), \(s.usedBytes >> 20) MiB used\(quota)" + (s.active ? " (recording here)" : ""))
             }
             lines.append("flash: \(status.flash)")
             if let preview = status.preview { lines.append("preview: \(preview)") }

@@ -38,7 +38,7 @@ import TestSupport
             #expect(state.uid == uid && state.gid == gid && state.mode == 0o750, "/var/lib/obscura\(folder): \(state)")
         }
         let fm = FileManager.default
-        for link in ["obscura.service", "srv-obscura-recordings.mount", "srv-obscura-photos.mount"] {
+        for link in ["obscura.service", "srv-obscura-recordings.mount", "srv-obscura-photos.mount", "srv-obscura-media.mount"] {
             let wants = image.path + "/etc/systemd/system/multi-user.target.wants/" + link
             #expect((try? fm.destinationOfSymbolicLink(atPath: wants)) == "/etc/systemd/system/" + link, "\(link) enabled")
         }
