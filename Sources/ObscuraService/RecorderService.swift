@@ -995,8 +995,10 @@ public actor RecorderService {
                           : "the clock is no longer known to be synchronised: files get boot-relative names")
         }
         guard synchronized else { return }
-        let folders = [configuration.recordingsFolder, configuration.photosFolder]
-        guard let result = try? await offPool({ FileNames.renameBootNamed(in: folders) }) else { return }
+        var folders = [configuration.recordingsFolder, configuration.photosFolder]
+        if driveUsable, case .mounted(_, let onDrive)? = drivePresence { folders.append(onDrive) }
+        let scan = folders
+        guard let result = try? await offPool({ FileNames.renameBootNamed(in: scan) }) else { return }
         for (old, new) in result.renamed {
             logger.notice("renamed \(old) to \((new as NSString).lastPathComponent): the clock is now known")
             if status.lastRecording == old { status.lastRecording = new }
