@@ -76,6 +76,31 @@ fail:
     return -1;
 }
 
+/* libtiff writes SubIFDs (0x014a) with the type IFD (13); TIFF 6 and the DNG
+ * specification allow LONG or IFD, and readers that check (exiftool
+ * -validate) expect LONG, as cameras write it. Same 4-byte offsets: only the
+ * type of IFD0's entry changes. */
+static void oi_subifds_as_long(uint8_t *tiff, size_t size) {
+    if (size < 8) return;
+    int little = tiff[0] == 'I';
+#define U16(p) (little ? (uint16_t)((p)[0] | (p)[1] << 8) : (uint16_t)((p)[0] << 8 | (p)[1]))
+#define U32(p) (little ? (uint32_t)(p)[0] | (uint32_t)(p)[1] << 8 | (uint32_t)(p)[2] << 16 | (uint32_t)(p)[3] << 24 \
+                       : (uint32_t)(p)[0] << 24 | (uint32_t)(p)[1] << 16 | (uint32_t)(p)[2] << 8 | (uint32_t)(p)[3])
+    uint32_t ifd = U32(tiff + 4);
+    if ((size_t)ifd + 2 > size) return;
+    uint16_t count = U16(tiff + ifd);
+    for (uint16_t i = 0; i < count; i++) {
+        uint8_t *entry = tiff + ifd + 2 + 12 * (size_t)i;
+        if ((size_t)(entry - tiff) + 12 > size) return;
+        if (U16(entry) == 0x014a && U16(entry + 2) == 13) {
+            entry[little ? 2 : 3] = 4;
+            entry[little ? 3 : 2] = 0;
+        }
+    }
+#undef U16
+#undef U32
+}
+
 int oi_dng_write(const oi_dng *dng, uint8_t **out, size_t *out_length, char *err, size_t errlen) {
     if (dng->width == 0 || dng->height == 0 || dng->bits_per_sample < 8 || dng->bits_per_sample > 16) {
         snprintf(err, errlen, "oi_dng_write: %ux%u at %u bits is not a raw image (8..16 bits)", dng->width, dng->height, dng->bits_per_sample);
@@ -154,6 +179,7 @@ int oi_dng_write(const oi_dng *dng, uint8_t **out, size_t *out_length, char *err
     if (!TIFFWriteDirectory(tif)) { call = "TIFFWriteDirectory(raw)"; goto fail; }
     TIFFClose(tif);
     TIFFSetErrorHandler(previous);
+    oi_subifds_as_long(file.data, file.size);
     *out = file.data;
     *out_length = file.size;
     return 0;

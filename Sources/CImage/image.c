@@ -51,21 +51,36 @@ static void oi_exif_string(ExifData *data, ExifIfd ifd, ExifTag tag, const char 
     exif_entry_unref(entry);
 }
 
+/* One entry of `format` with `components` values, made here rather than by
+ * libexif's defaults (which know only some tags in each IFD). */
+static ExifEntry *oi_exif_entry(ExifData *data, ExifIfd ifd, ExifTag tag, ExifFormat format, unsigned long components) {
+    ExifEntry *entry = exif_content_get_entry(data->ifd[ifd], tag);
+    if (entry) exif_content_remove_entry(data->ifd[ifd], entry);
+    entry = exif_entry_new();
+    entry->tag = tag;
+    entry->format = format;
+    entry->components = components;
+    entry->size = exif_format_get_size(format) * components;
+    entry->data = calloc(1, entry->size);
+    exif_content_add_entry(data->ifd[ifd], entry);
+    exif_entry_unref(entry);
+    return entry;
+}
+
 static void oi_exif_short(ExifData *data, ExifIfd ifd, ExifTag tag, uint16_t value) {
-    ExifEntry *entry;
-    oi_exif_set(data, ifd, tag, &entry);
+    ExifEntry *entry = oi_exif_entry(data, ifd, tag, EXIF_FORMAT_SHORT, 1);
     exif_set_short(entry->data, exif_data_get_byte_order(data), value);
+}
+
+static void oi_exif_rational(ExifData *data, ExifIfd ifd, ExifTag tag, uint32_t numerator, uint32_t denominator) {
+    ExifEntry *entry = oi_exif_entry(data, ifd, tag, EXIF_FORMAT_RATIONAL, 1);
+    ExifRational r = { numerator, denominator };
+    exif_set_rational(entry->data, exif_data_get_byte_order(data), r);
 }
 
 /* A LONG entry (libexif initializes the pixel dimensions as SHORT). */
 static void oi_exif_long(ExifData *data, ExifIfd ifd, ExifTag tag, uint32_t value) {
-    ExifEntry *entry;
-    oi_exif_set(data, ifd, tag, &entry);
-    entry->format = EXIF_FORMAT_LONG;
-    free(entry->data);
-    entry->components = 1;
-    entry->size = 4;
-    entry->data = malloc(4);
+    ExifEntry *entry = oi_exif_entry(data, ifd, tag, EXIF_FORMAT_LONG, 1);
     exif_set_long(entry->data, exif_data_get_byte_order(data), value);
 }
 
@@ -99,6 +114,12 @@ static int oi_exif_build(const oi_exif *exif, uint32_t width, uint32_t height, u
         data->data = malloc(exif->thumbnail_length);
         memcpy(data->data, exif->thumbnail, exif->thumbnail_length);
         data->size = (unsigned int)exif->thumbnail_length;
+        /* IFD1 describes the thumbnail: the tags EXIF 2.3 (4.6.8) requires
+         * of a JPEG-compressed one besides its offset and length. */
+        oi_exif_short(data, EXIF_IFD_1, EXIF_TAG_COMPRESSION, 6);
+        oi_exif_rational(data, EXIF_IFD_1, EXIF_TAG_X_RESOLUTION, 72, 1);
+        oi_exif_rational(data, EXIF_IFD_1, EXIF_TAG_Y_RESOLUTION, 72, 1);
+        oi_exif_short(data, EXIF_IFD_1, EXIF_TAG_RESOLUTION_UNIT, 2);
     }
     exif_data_save_data(data, out, len);
     exif_data_unref(data);

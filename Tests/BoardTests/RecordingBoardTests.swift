@@ -116,6 +116,7 @@ extension VirtualBoardTests {
         let result = try VirtualBoard.run("""
             .build/debug/obscura photo --size 640x480 --thumbnail 160x120 --output v.jpg || exit 1
             exiftool -s -s -s -Make -Model -ImageSize -ThumbnailLength v.jpg
+            echo "validate: $(exiftool -validate -warning -a -s -s -s v.jpg | tr '\\n' ' ')"
             djpeg v.jpg | head -c 15 | head -2 | tr '\\n' ' '; echo
             rm -f v.jpg
             # vimc has no raw stream through libcamera: RAW is refused by name, nothing written.
@@ -134,6 +135,7 @@ extension VirtualBoardTests {
         #expect(lines.contains("platform/vimc.0 Sensor B") || lines.contains { $0.contains("Sensor B") })
         #expect(lines.contains("636x480"))
         #expect(lines.contains("P6 636 480 "))
+        #expect(lines.contains("validate: OK "), "\(result.stdout)")
         #expect(lines.contains("raw-exit=1"), "\(result.stdout)")
         #expect(result.stderr.contains("has no raw stream"), "\(result.stderr)")
         #expect(!lines.contains { $0.hasPrefix("left ") })
@@ -153,6 +155,7 @@ extension VirtualBoardTests {
             .build/debug/obscura dng --node "Raw Capture 0" --pattern GRBG --size 640x480 --output v.dng || exit 1
             raw-identify -v v.dng | grep -E "^(Camera|Full size|Filter pattern)"
             exiftool -s -s -s -SubIFD:BitsPerSample -CFAPattern -SubIFD:WhiteLevel v.dng
+            echo "validate: $(exiftool -validate -warning -a -s -s -s v.dng | tr '\\n' ' ')"
             dcraw_emu -w -Z v.ppm v.dng && head -c 15 v.ppm | tr '\\n' ' '; echo
             rm -f v.dng v.ppm
             """)
@@ -165,6 +168,7 @@ extension VirtualBoardTests {
         #expect(out.contains("[Green,Red][Blue,Green]"))
         #expect(out.split(separator: "\n").contains("255"))   // white level, 8 bits
         #expect(out.contains("P6 640 480 "))                   // libraw developed it
+        #expect(out.split(separator: "\n").contains("validate: OK "), "\(out)")
     }
 }
 }

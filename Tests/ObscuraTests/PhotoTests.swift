@@ -70,6 +70,8 @@ private final class Recorder: PhotoCaptureDelegate, @unchecked Sendable {
         #expect(exif.contains("ExifImageWidth                  : 640"))
         #expect(exif.contains("Flash                           : 0"))
         #expect(exif.contains("ThumbnailLength"))
+        // Every tag the EXIF specification requires, IFD1's for the thumbnail too.
+        #expect(try exiftoolValidation(file) == "OK")
         // The decoded picture is the camera's: mid-grey-ish pattern, not black.
         let ppm = try Data(contentsOf: URL(fileURLWithPath: file + ".ppm"))
         let pixels = ppm.suffix(640 * 480 * 3)
@@ -151,6 +153,7 @@ private final class Recorder: PhotoCaptureDelegate, @unchecked Sendable {
         #expect(preview == "P6\n64 48\n", "preview: \(preview)")
         let cfa = pattern.map { ["R": "Red", "G": "Green", "B": "Blue"][String($0)]! }
         #expect(exif.contains("CFAPattern                      : [\(cfa[0]),\(cfa[1])][\(cfa[2]),\(cfa[3])]"), "\(exif)")
+        #expect(try exiftoolValidation(file) == "OK")
     }
 
     @Test func theDemosaickedColoursAreWhereTheyWereShot() throws {
@@ -203,6 +206,7 @@ private final class Recorder: PhotoCaptureDelegate, @unchecked Sendable {
             try photo.fileDataRepresentation().write(to: URL(fileURLWithPath: file))
             let exif = try runProgram("exiftool", ["-s", "-s", "-s", "-ExposureTime", "-ISO", file]).stdout
             #expect(exif == "\(exposure)\n\(iso)\n", "shot \(photo.photoCount): \(exif)")
+            #expect(try exiftoolValidation(file) == "OK")
         }
         try session.stopRunning()
     }
@@ -305,6 +309,7 @@ private final class Recorder: PhotoCaptureDelegate, @unchecked Sendable {
             #expect(identify.stdout.contains("Filter pattern: RGGB"), "\(identify.stdout)")
             let exif = try runProgram("exiftool", ["-s", "-s", "-s", "-BitsPerSample", "-WhiteLevel", "-BlackLevel", file]).stdout
             #expect(exif == "16\n4095\n256\n", "\(exif)")
+            #expect(try exiftoolValidation(file) == "OK")
             means.append(try greenMean(file))
         }
         // Each exposure doubles the last: the raw levels above black say so.

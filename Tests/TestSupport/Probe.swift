@@ -107,3 +107,10 @@ public func thrown(_ body: () throws -> Void) -> (any Error)? {
     do { try body() } catch { return error }
     return nil
 }
+
+/// What `exiftool -validate -warning` says of a file: "OK", or its
+/// warnings, one per line (an image that validates clean prints "OK").
+public func exiftoolValidation(_ file: String) throws -> String {
+    let result = try runProgram("exiftool", ["-validate", "-warning", "-a", "-s", "-s", "-s", file])
+    return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+}
