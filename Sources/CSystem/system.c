@@ -9,6 +9,7 @@
 #endif
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/mman.h>
 #include <sys/eventfd.h>
 #include <sys/timex.h>
@@ -99,4 +100,17 @@ int obscura_clock_synchronized(void)
     if (state < 0)
         return -1;
     return state != TIME_ERROR && !(t.status & STA_UNSYNC);
+}
+
+int obscura_random(void *buffer, size_t length) {
+    size_t done = 0;
+    while (done < length) {
+        ssize_t n = getrandom((char *)buffer + done, length - done, 0);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        done += (size_t)n;
+    }
+    return 0;
 }

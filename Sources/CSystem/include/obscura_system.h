@@ -29,4 +29,7 @@ int obscura_accept(int fd);
  * clock is synchronised, 0 when not (TIME_ERROR or STA_UNSYNC), -1 with
  * errno when it cannot be asked (a seccomp filter denying @clock). */
 int obscura_clock_synchronized(void);
+/* `length` bytes from the kernel's random number generator (getrandom,
+ * blocking until it is seeded): 0, or -1 with errno. */
+int obscura_random(void *buffer, size_t length);
 #endif

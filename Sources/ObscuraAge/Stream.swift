@@ -1,0 +1,312 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Encrypts one file to age X25519 recipients as it is written.
+///
+/// `header` goes first; then `update` gives back, for the plaintext handed
+/// to it, whole sealed 64 KiB chunks (never the last one: it holds up to one
+/// chunk of plaintext, since only the end of the file says which chunk is
+/// last); `finish` seals what it holds as the last chunk. So a file cut off
+/// before `finish` (a killed process) holds every chunk it was given as a
+/// complete, authenticated chunk, which `AgeReader` with `truncated:
+/// .allowed` decrypts; `age -d` refuses it (no last chunk).
+/// The file key lives only in this object.
+public final class AgeEncryptor {
+    /// The header and the payload's nonce: the file's first bytes.
+    public let header: [UInt8]
+    private let payloadKey: [UInt8]
+    private var counter: UInt64 = 0
+    private var held: [UInt8] = []
+    private var finished = false
+    /// Plaintext taken and sealed chunks given back.
+    public private(set) var plaintextBytes: Int64 = 0
+    public private(set) var chunksSealed = 0
+
+    public init(recipients: [AgeRecipient]) throws(AgeError) {
+        guard !recipients.isEmpty else { throw AgeError("no recipient to encrypt to") }
+        let fileKey = try Age.randomBytes(16)
+        var text = Age.intro + "\n"
+        for recipient in recipients {
+            let ephemeral = try Age.randomBytes(32)
+            let share = Age.x25519(ephemeral)
+            let shared = Age.x25519(ephemeral, recipient.publicKey)
+            guard shared.contains(where: { $0 != 0 }) else {
+                throw AgeError("\(recipient) is not a usable X25519 key (a low-order point)")
+            }
+            let wrapKey = Age.hkdf(salt: share + recipient.publicKey, secret: shared, info: Age.x25519Label)
+            var body = [UInt8](repeating: 0, count: 32)
+            fileKey.withUnsafeBytes { key in
+                body.withUnsafeMutableBytes { Age.seal(key: wrapKey, nonce: [UInt8](repeating: 0, count: 12), key, into: $0) }
+            }
+            text += "-> X25519 \(Age.base64(share))\n\(Age.base64(body))\n"
+        }
+        text += "---"
+        let mac = Age.hmac(key: Age.hkdf(salt: [], secret: fileKey, info: "header"), Array(text.utf8))
+        text += " \(Age.base64(mac))\n"
+        let nonce = try Age.randomBytes(16)
+        header = Array(text.utf8) + nonce
+        payloadKey = Age.hkdf(salt: nonce, secret: fileKey, info: "payload")
+        held.reserveCapacity(Age.chunkSize)
+    }
+
+    /// Takes plaintext; gives back the chunks it completes (possibly none),
+    /// sealed, to be appended to the file.
+    public func update(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
+        precondition(!finished, "AgeEncryptor.update after finish")
+        var out: [UInt8] = []
+        var rest = bytes[...]
+        plaintextBytes += Int64(bytes.count)
+        while !rest.isEmpty {
+            if held.count == Age.chunkSize {
+                // More follows: the held chunk is not the last one.
+                out += seal(held, last: false)
+                held.removeAll(keepingCapacity: true)
+            }
+            let n = min(Age.chunkSize - held.count, rest.count)
+            held.append(contentsOf: rest.prefix(n))
+            rest = rest.dropFirst(n)
+        }
+        return out
+    }
+
+    public func update(_ bytes: [UInt8]) -> [UInt8] { bytes.withUnsafeBytes { update($0) } }
+
+    /// The last chunk, sealed (what is held; empty only for an empty file).
+    public func finish() -> [UInt8] {
+        precondition(!finished, "AgeEncryptor.finish twice")
+        finished = true
+        defer { held.removeAll() }
+        return seal(held, last: true)
+    }
+
+    /// Plaintext held, not yet in any chunk given back.
+    public var heldBytes: Int { held.count }
+
+    private func seal(_ chunk: [UInt8], last: Bool) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: chunk.count + 16)
+        let nonce = AgeDecryptor.nonce(counter, last: last)
+        chunk.withUnsafeBytes { plain in out.withUnsafeMutableBytes { Age.seal(key: payloadKey, nonce: nonce, plain, into: $0) } }
+        counter += 1
+        chunksSealed += 1
+        return out
+    }
+
+    /// A whole file's bytes, encrypted (photos).
+    public static func encrypt(_ plaintext: [UInt8], to recipients: [AgeRecipient]) throws(AgeError) -> [UInt8] {
+        let encryptor = try AgeEncryptor(recipients: recipients)
+        return encryptor.header + encryptor.update(plaintext) + encryptor.finish()
+    }
+}
+
+/// How a file that ends without its last chunk is taken.
+public enum AgeTruncation: Sendable {
+    /// An error, and nothing is given out for it (a finished file).
+    case refused
+    /// Its complete chunks are given out and the cut is reported (an
+    /// interrupted recording).
+    case allowed
+}
+
+/// What a decryption found.
+public struct AgeDecryption: Sendable, Equatable {
+    public var plaintextBytes: Int64 = 0
+    public var chunks = 0
+    /// The file ended without its last chunk (cut off while being written):
+    /// everything up to the cut was decrypted.
+    public var truncated = false
+
+    public init(plaintextBytes: Int64 = 0, chunks: Int = 0, truncated: Bool = false) {
+        self.plaintextBytes = plaintextBytes
+        self.chunks = chunks
+        self.truncated = truncated
+    }
+}
+
+/// Decrypts age files (X25519 identities), chunk by chunk.
+public enum AgeDecryptor {
+    static func nonce(_ counter: UInt64, last: Bool) -> [UInt8] {
+        var nonce = [UInt8](repeating: 0, count: 12)
+        for i in 0..<8 { nonce[10 - i] = UInt8(counter >> (8 * UInt64(i)) & 0xff) }
+        nonce[11] = last ? 1 : 0
+        return nonce
+    }
+
+    /// Whether `prefix` (a file's first bytes) starts as an age file does.
+    public static func isAge(_ prefix: some Collection<UInt8>) -> Bool {
+        Array(prefix.prefix(Age.intro.utf8.count + 1)) == Array((Age.intro + "\n").utf8)
+    }
+
+    /// The header's length (up to and with the payload nonce), and the
+    /// payload key, found with one of `identities`.
+    static func openHeader(_ read: (Int) throws -> [UInt8], identities: [AgeIdentity]) throws -> (Int, [UInt8]) {
+        var headerBytes: [UInt8] = []
+        func line() throws -> String {
+            var bytes: [UInt8] = []
+            while true {
+                let b = try read(1)
+                guard let byte = b.first else { throw AgeError("not an age file: its header ends early") }
+                headerBytes.append(byte)
+                if byte == 0x0a { break }
+                bytes.append(byte)
+                guard bytes.count <= 4096 else { throw AgeError("not an age file: a header line is too long") }
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        guard try line() == Age.intro else { throw AgeError("not an age file (it does not begin with \(Age.intro))") }
+        var stanzas: [(type: String, arguments: [Substring], body: [UInt8])] = []
+        var macLine = ""
+        var pending = try line()
+        while true {
+            if pending.hasPrefix("--- ") || pending == "---" {
+                macLine = pending
+                break
+            }
+            guard pending.hasPrefix("-> ") else { throw AgeError("not an age file: a header line is neither a stanza nor its end") }
+            let words = pending.dropFirst(3).split(separator: " ", omittingEmptySubsequences: false)
+            guard let type = words.first, !type.isEmpty else { throw AgeError("not an age file: a stanza without a type") }
+            var body: [UInt8] = []
+            while true {
+                let bodyLine = try line()
+                guard let chunk = Age.unbase64(Substring(bodyLine)), bodyLine.count <= 64 else {
+                    throw AgeError("not an age file: a stanza's body is not base64")
+                }
+                body += chunk
+                if bodyLine.count < 64 { break }
+            }
+            stanzas.append((String(type), Array(words.dropFirst()), body))
+            pending = try line()
+        }
+        var fileKey: [UInt8]?
+        let x25519 = stanzas.filter { $0.type == "X25519" }
+        search: for stanza in x25519 {
+            guard stanza.arguments.count == 1, let share = Age.unbase64(stanza.arguments[0]), share.count == 32,
+                  stanza.body.count == 32 else { throw AgeError("not an age file: a malformed X25519 stanza") }
+            for identity in identities {
+                let shared = Age.x25519(identity.secret, share)
+                guard shared.contains(where: { $0 != 0 }) else { continue }
+                let wrapKey = Age.hkdf(salt: share + identity.recipient.publicKey, secret: shared, info: Age.x25519Label)
+                if let key = stanza.body.withUnsafeBytes({ Age.open(key: wrapKey, nonce: [UInt8](repeating: 0, count: 12), $0) }) {
+                    fileKey = key
+                    break search
+                }
+            }
+        }
+        guard let fileKey, fileKey.count == 16 else {
+            let types = Set(stanzas.map(\.type)).sorted().joined(separator: ", ")
+            throw AgeError(x25519.isEmpty
+                ? "no X25519 recipient in the file (its recipients: \(types.isEmpty ? "none" : types))"
+                : "no identity matches: the file was encrypted to \(x25519.count) X25519 recipient\(x25519.count == 1 ? "" : "s"), none of them \(identities.map { "\($0.recipient)" }.joined(separator: ", "))")
+        }
+        guard macLine.hasPrefix("--- "), let mac = Age.unbase64(macLine.dropFirst(4)), mac.count == 32 else {
+            throw AgeError("not an age file: the header's MAC line is malformed")
+        }
+        let macInput = Array(headerBytes.dropLast(macLine.utf8.count + 1)) + Array("---".utf8)
+        let expected = Age.hmac(key: Age.hkdf(salt: [], secret: fileKey, info: "header"), macInput)
+        guard expected == mac else { throw AgeError("the header's MAC is wrong: the file was altered") }
+        let nonce = try read(16)
+        guard nonce.count == 16 else { throw AgeError("the file ends before its payload") }
+        return (headerBytes.count + 16, Age.hkdf(salt: nonce, secret: fileKey, info: "payload"))
+    }
+
+    /// Decrypts the age file at `input` into `output` (a descriptor), chunk
+    /// by chunk. With `.refused`, a file cut short is an error; the caller
+    /// removes what was written. A wrong identity fails before anything is
+    /// written.
+    public static func decrypt(file input: String, to output: Int32, identities: [AgeIdentity],
+                               truncated: AgeTruncation) throws -> AgeDecryption {
+        guard let handle = FileHandle(forReadingAtPath: input) else {
+            throw AgeError("cannot open \(input): \(String(cString: strerror(errno)))")
+        }
+        defer { try? handle.close() }
+        var buffered: [UInt8] = []
+        func read(_ count: Int) throws -> [UInt8] {
+            while buffered.count < count {
+                guard let data = try handle.read(upToCount: max(count - buffered.count, 1 << 20)), !data.isEmpty else { break }
+                buffered += data
+            }
+            let n = min(count, buffered.count)
+            let out = Array(buffered.prefix(n))
+            buffered.removeFirst(n)
+            return out
+        }
+        do {
+            let (_, key) = try openHeader(read, identities: identities)
+            var result = AgeDecryption()
+            var counter: UInt64 = 0
+            var chunk = try read(Age.sealedChunkSize)
+            while true {
+                // A full chunk followed by more is not the last one.
+                let next = chunk.count == Age.sealedChunkSize ? try read(Age.sealedChunkSize) : []
+                let last = next.isEmpty
+                var plain = last ? chunk.withUnsafeBytes { Age.open(key: key, nonce: nonce(counter, last: true), $0) } : nil
+                if plain == nil {
+                    plain = chunk.withUnsafeBytes { Age.open(key: key, nonce: nonce(counter, last: false), $0) }
+                    if plain != nil, last {
+                        // A complete chunk, but not the last: the file was cut here.
+                        guard truncated == .allowed else {
+                            throw AgeError("\(input) is cut short: it ends after chunk \(counter + 1) without the last one (an interrupted recording?)")
+                        }
+                        result.truncated = true
+                    }
+                }
+                guard let plain else {
+                    if truncated == .allowed, last, chunk.count < Age.sealedChunkSize {
+                        // A torn chunk at the end: everything before it is out.
+                        result.truncated = true
+                        return result
+                    }
+                    throw AgeError("\(input): chunk \(counter + 1) does not authenticate (damaged, or cut short)")
+                }
+                if plain.isEmpty && (counter > 0 || !last) {
+                    throw AgeError("\(input): an empty chunk where there must be data")
+                }
+                try write(plain, to: output)
+                result.plaintextBytes += Int64(plain.count)
+                result.chunks += 1
+                if last { return result }
+                counter += 1
+                chunk = next
+            }
+        }
+    }
+
+    static func write(_ bytes: [UInt8], to fd: Int32) throws {
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, bytes.count - done) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw AgeError("write failed: \(String(cString: strerror(errno)))")
+            }
+            done += n
+        }
+    }
+
+    /// The length of the leading part of an age file that is whole: its
+    /// header and every complete sealed chunk (what an interrupted file is
+    /// cut back to). Nil when the file's header cannot be read.
+    public static func completeLength(headerAndNonce: Int, fileSize: Int64) -> Int64 {
+        let payload = max(0, fileSize - Int64(headerAndNonce))
+        return Int64(headerAndNonce) + payload / Int64(Age.sealedChunkSize) * Int64(Age.sealedChunkSize)
+    }
+
+    /// The length of an age file's header and payload nonce (read without a
+    /// key: the header's lines up to `---`, and 16 bytes). Nil when it is not
+    /// an age file.
+    public static func headerLength(of path: String) -> Int? {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        guard let data = try? handle.read(upToCount: 64 << 10) else { return nil }
+        let bytes = [UInt8](data)
+        guard isAge(bytes) else { return nil }
+        var start = 0
+        while start < bytes.count {
+            guard let end = bytes[start...].firstIndex(of: 0x0a) else { return nil }
+            if bytes[start..<end].starts(with: Array("---".utf8)) { return end + 1 + 16 }
+            start = end + 1
+        }
+        return nil
+    }
+}
