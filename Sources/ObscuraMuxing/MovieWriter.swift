@@ -1,6 +1,7 @@
 import CFFmpeg
 import Dispatch
 import Foundation
+import ObscuraAge
 import ObscuraEncoding
 import ObscuraSystem
 #if canImport(Glibc)
@@ -33,6 +34,17 @@ public enum MovieContainer: String, Sendable, CaseIterable {
         case .elementary: ["fwht", "h264", "264", "hevc", "265", "es"]
         }
     }
+
+    /// The container a file name says: its extension, or the one before
+    /// `.age` for an encrypted file (`x.mp4.age`).
+    public init?(path: String) {
+        var name = (path as NSString).lastPathComponent
+        if name.lowercased().hasSuffix(".age") { name.removeLast(4) }
+        self.init(pathExtension: (name as NSString).pathExtension)
+    }
+
+    /// Whether a file name is an encrypted (age) file's.
+    public static func isEncrypted(path: String) -> Bool { path.lowercased().hasSuffix(".age") }
 
     public init?(pathExtension: String) {
         guard let named = Self.allCases.first(where: { $0.pathExtensions.contains(pathExtension.lowercased()) }) else { return nil }
@@ -78,6 +90,8 @@ public final class MovieWriter {
     public private(set) var kept: KeptFile?
     /// The error a finish failed with: every later write or finish throws it.
     private var failure: (any Error)?
+    /// Whether the file is encrypted (an age file).
+    public let encrypted: Bool
     /// The file's size after its header: a file no longer than that holds no frame.
     private var headerSize: Int64 = 0
 
@@ -87,11 +101,21 @@ public final class MovieWriter {
     /// half-written can be listed or fetched. `audio`: a second track.
     /// `creationTime`: the wall-clock time of the first frame, written into
     /// the header (MP4/MOV `mvhd`, Matroska `DateUTC`); nil writes none.
+    /// `recipients`: the file is encrypted to them as it is written (an age
+    /// file: `age -d` with a matching identity gives the movie back); no
+    /// plaintext of it ever reaches the storage. Needs fragments (MP4/MOV)
+    /// or clusters (Matroska), since what is sealed is never rewritten.
     public init(path: String, container: MovieContainer, video: CodecParameters,
                 fragmentDuration: Duration? = .seconds(1), partialDirectory: String? = nil,
-                audio: CodecParameters? = nil, creationTime: Date? = nil) throws {
+                audio: CodecParameters? = nil, creationTime: Date? = nil,
+                recipients: [AgeRecipient] = []) throws {
         self.path = path
         self.container = container
+        if !recipients.isEmpty, fragmentDuration == nil, container == .mp4 || container == .mov {
+            throw AgeError("\(path): an encrypted \(container.rawValue.uppercased()) file must be fragmented (its header cannot be rewritten once sealed)")
+        }
+        let encryptor = recipients.isEmpty ? nil : try AgeEncryptor(recipients: recipients)
+        self.encrypted = encryptor != nil
         let partialPath = partialDirectory.map { $0 + "/" + (path as NSString).lastPathComponent + ".partial" } ?? path + ".partial"
         self.partialPath = partialPath
         var ctx: UnsafeMutablePointer<AVFormatContext>?
@@ -118,7 +142,7 @@ public final class MovieWriter {
                 // so a killed process still loses at most about a fragment.
                 ctx.pointee.max_interleave_delta = 500_000
             }
-            let file = try FileOutput(path: partialPath)
+            let file = try FileOutput(path: partialPath, encryptor: encryptor)
             output = file
             ctx.pointee.pb = file.context
             ctx.pointee.flags |= 0x0080 // AVFMT_FLAG_CUSTOM_IO
@@ -146,6 +170,7 @@ public final class MovieWriter {
             ctx.pointee.flags |= 0x0200 // AVFMT_FLAG_FLUSH_PACKETS
             try check(avformat_write_header(ctx, &options), "avformat_write_header", partialPath)
             avio_flush(ctx.pointee.pb)
+            file.commit()
             if let error = file.error { throw error }
             completeSize = file.size
             headerSize = file.size
@@ -201,6 +226,8 @@ public final class MovieWriter {
     /// A call into the muxer succeeded: the file ends at a whole fragment.
     private func wholeSoFar() {
         guard let output, output.error == nil else { return }
+        output.commit()
+        guard output.error == nil else { return }
         completeSize = output.size
         completePackets = packetsWritten
     }
@@ -314,8 +341,11 @@ public final class MovieWriter {
         } catch {
             result.notes.append("\(path): \(error)")
         }
-        if container == .elementary {
-            result.videoPackets = completePackets
+        if container == .elementary || encrypted {
+            // An encrypted file is not read back here (no key on the
+            // device): counted as handed to the muxer, which may have held
+            // the last fragment's packets (those are not in the file).
+            result.videoPackets = completeSize <= headerSize && encrypted ? 0 : completePackets
         } else if completeSize <= headerSize {
             result.videoPackets = 0
         } else if let counted = MovieReader.countPackets(partialPath) {
@@ -515,8 +545,20 @@ final class FileOutput {
     /// The first write that failed (the file may end torn after it).
     private(set) var error: SystemError?
 
-    init(path: String) throws {
+    /// Encrypting: plaintext the muxer wrote since the last `commit`.
+    private var pending: [UInt8] = []
+    private let encryptor: AgeEncryptor?
+    /// Encrypting: the file's real size (header and sealed chunks), and how
+    /// much of it is whole (a write that failed part-way tears the rest).
+    private var cipherSize: Int64 = 0
+    private var cipherWhole: Int64 = 0
+
+    /// `encryptor`: the file is an age file (the muxer's output, sealed
+    /// chunk by chunk as fragments complete); the muxer sees a file it
+    /// cannot seek in, so it writes only forwards.
+    init(path: String, encryptor: AgeEncryptor? = nil) throws {
         self.path = path
+        self.encryptor = encryptor
         fd = try Syscalls.open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o666)
         let bufferSize: Int32 = 64 << 10
         guard let buffer = av_malloc(Int(bufferSize))?.assumingMemoryBound(to: UInt8.self) else {
@@ -535,9 +577,58 @@ final class FileOutput {
             av_free(buffer)
             throw FFmpegError(call: "avio_alloc_context", code: obscura_averror(ENOMEM))
         }
+        if let encryptor {
+            context!.pointee.seekable = 0
+            writeSealed(encryptor.header)
+            if let error { throw error }
+        }
     }
 
+    /// Whether what is written is encrypted (an age file).
+    var encrypted: Bool { encryptor != nil }
+
     private func write(_ bytes: UnsafeRawPointer, _ count: Int) -> Int32 {
+        if encryptor != nil {
+            // Held in memory until the muxer has made a whole fragment of it.
+            pending.append(contentsOf: UnsafeRawBufferPointer(start: bytes, count: count))
+            position += Int64(count)
+            size = max(size, position)
+            return Int32(count)
+        }
+        return writePlain(bytes, count)
+    }
+
+    /// Encrypting: what the muxer wrote so far is whole (a fragment, a
+    /// cluster, the header), so it goes into the cipher; the chunks that
+    /// completes are written. Plaintext never reaches the file.
+    func commit() {
+        guard let encryptor, !pending.isEmpty, error == nil else { return }
+        let sealed = pending.withUnsafeBytes { encryptor.update($0) }
+        pending.removeAll(keepingCapacity: true)
+        writeSealed(sealed)
+    }
+
+    /// Appends sealed bytes to the file (hashing them).
+    private func writeSealed(_ bytes: [UInt8]) {
+        guard !bytes.isEmpty, error == nil else { return }
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { pwrite(fd.rawValue, $0.baseAddress! + done, bytes.count - done, off_t(cipherSize) + off_t(done)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                error = SystemError(call: "pwrite", code: errno, detail: path)
+                cipherSize += Int64(done)
+                return
+            }
+            done += n
+        }
+        hash?.update(bytes)
+        hashed += Int64(bytes.count)
+        cipherSize += Int64(bytes.count)
+        cipherWhole = cipherSize
+    }
+
+    private func writePlain(_ bytes: UnsafeRawPointer, _ count: Int) -> Int32 {
         var done = 0
         while done < count {
             let n = pwrite(fd.rawValue, bytes + done, count - done, off_t(position) + off_t(done))
@@ -567,7 +658,12 @@ final class FileOutput {
     }
 
     private func seek(_ offset: Int64, _ whence: Int32) -> Int64 {
-        if whence & AVSEEK_SIZE != 0 { return size }
+        if whence & AVSEEK_SIZE != 0 { return encryptor != nil ? Int64(obscura_averror(ESPIPE)) : size }
+        if encryptor != nil {
+            // Sealed chunks cannot be rewritten: only a seek to where it is.
+            let here = (whence & ~AVSEEK_FORCE == SEEK_CUR && offset == 0) || (whence & ~AVSEEK_FORCE == SEEK_SET && offset == position)
+            return here ? position : Int64(obscura_averror(ESPIPE))
+        }
         let target: Int64
         switch whence & ~AVSEEK_FORCE {
         case SEEK_SET: target = offset
@@ -585,10 +681,14 @@ final class FileOutput {
     /// On failure the descriptor stays open, for `abandon`.
     func finish() throws(SystemError) -> String? {
         closeContext()
+        if let encryptor, error == nil {
+            commit()
+            writeSealed(encryptor.finish())
+        }
         if let error { throw error }
         try Syscalls.fsync(fd.rawValue, path: path)
         fd.close()
-        guard let hash, hashed == size else { return nil }
+        guard let hash, hashed == (encryptor != nil ? cipherSize : size) else { return nil }
         return SHA256.hex(hash.finalize())
     }
 
@@ -602,6 +702,25 @@ final class FileOutput {
             avio_context_free(&context)
         }
         defer { fd.close() }
+        if let encryptor {
+            // What was committed is whole fragments (`length`): sealed as the
+            // file's end when every chunk before it reached the file; after
+            // a torn write, the file is cut to its whole chunks and ends
+            // without its last one (its complete chunks decrypt).
+            pending.removeAll()
+            if error == nil {
+                writeSealed(encryptor.finish())
+            }
+            if cipherWhole < cipherSize || error != nil {
+                let whole = AgeDecryptor.completeLength(headerAndNonce: encryptor.header.count, fileSize: cipherWhole)
+                if ftruncate(fd.rawValue, off_t(whole)) != 0 { throw SystemError.errno("ftruncate", "\(path) to \(whole) bytes") }
+                cipherSize = whole
+                hash = nil
+            }
+            try Syscalls.fsync(fd.rawValue, path: path)
+            guard let hash, hashed == cipherSize else { return nil }
+            return SHA256.hex(hash.finalize())
+        }
         if length < size {
             if ftruncate(fd.rawValue, off_t(length)) != 0 { throw SystemError.errno("ftruncate", "\(path) to \(length) bytes") }
             size = length

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ObscuraAge
 import ObscuraCapture
 import ObscuraEncoding
 import ObscuraMedia
@@ -45,13 +46,22 @@ public final class AssetWriter: Sendable {
     private let finishing = DispatchQueue(label: "obscura.asset-writer")
 
     /// `fileType` nil: from the path's extension.
-    public init(path: String, fileType: MovieContainer? = nil) throws {
-        guard let type = fileType ?? MovieContainer(pathExtension: (path as NSString).pathExtension) else {
+    /// `recipients`: the file is encrypted to them as it is written (age;
+    /// its name ends in `.age`).
+    public init(path: String, fileType: MovieContainer? = nil, recipients: [AgeRecipient] = []) throws {
+        guard let type = fileType ?? MovieContainer(path: path) else {
             throw RecordingError.unknownContainer(path)
+        }
+        guard recipients.isEmpty == !MovieContainer.isEncrypted(path: path) else {
+            throw RecordingError.encryptionName(path, encrypted: !recipients.isEmpty)
         }
         self.path = path
         self.fileType = type
+        self.recipients = recipients
     }
+
+    /// The age recipients the file is encrypted to.
+    public let recipients: [AgeRecipient]
 
     public var status: Status { state.withLock { $0.status } }
     /// Why the writer failed.
@@ -148,7 +158,7 @@ public final class AssetWriter: Sendable {
                 // The file opens at the first keyframe; the session's start is its time zero.
                 if s.sink == nil {
                     s.sink = SegmentedFileSink(path: path, container: fileType, fragmentDuration: s.fragmentDuration,
-                                               startsAtFirstPacket: false)
+                                               recipients: recipients, startsAtFirstPacket: false)
                 }
                 for packet in packets { try s.sink!.write(packet, video: parameters, timeline: RecordingTimeline()) }
                 return true

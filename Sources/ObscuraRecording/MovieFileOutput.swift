@@ -1,4 +1,5 @@
 import Foundation
+import ObscuraAge
 import ObscuraCapture
 import ObscuraEncoding
 import ObscuraMedia
@@ -49,6 +50,9 @@ public struct MovieSettings: Sendable, Equatable {
     public static let defaultMaxEncoderDelay: Duration = .milliseconds(100)
     /// The container; nil: from the file name's extension.
     public var container: MovieContainer?
+    /// Encrypts the file to these age X25519 recipients as it is written
+    /// (its name ends in `.age`: `x.mp4.age`); empty: not encrypted.
+    public var recipients: [AgeRecipient] = []
     /// Encoder threads; 0: the encoder decides (x264: 1.5 per core).
     public var threads = 0
     /// Encoders to try, in order: a V4L2 hardware encoder, then libavcodec.
@@ -474,8 +478,11 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
     /// While pre-recording is armed, the armed settings are used and the file
     /// begins with the buffered video.
     public func startRecording(to path: String, settings: MovieSettings = MovieSettings()) throws -> AsyncStream<RecordingEvent> {
-        guard let container = settings.container ?? MovieContainer(pathExtension: (path as NSString).pathExtension) else {
+        guard let container = settings.container ?? MovieContainer(path: path) else {
             throw RecordingError.unknownContainer(path)
+        }
+        guard settings.recipients.isEmpty == !MovieContainer.isEncrypted(path: path) else {
+            throw RecordingError.encryptionName(path, encrypted: !settings.recipients.isEmpty)
         }
         let (events, continuation) = AsyncStream<RecordingEvent>.makeStream(bufferingPolicy: .bufferingNewest(256))
         try state.withLock { s in
@@ -613,6 +620,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
         let sink = SegmentedFileSink(
             path: path, container: container, segmentLength: segmentDuration.map { Int64($0.seconds * 1e6) },
             fragmentDuration: settings.fragmentDuration, partialDirectory: settings.partialDirectory,
+            recipients: settings.recipients,
             audio: audioFormat.map { AudioTrack(settings: settings.audio, format: $0) },
             sound: { [self] in
                 state.withLock { s in
@@ -804,11 +812,15 @@ public enum RecordingError: Error, CustomStringConvertible, Equatable {
     case preRecordDuration(Duration)
     case preRecordBytes(Int)
     case audioCodecNeedsContainer(String, String)
+    case encryptionName(String, encrypted: Bool)
 
     public var description: String {
         switch self {
         case .unknownContainer(let path):
             "cannot tell the container from \"\(path)\"; use a name ending in .mp4, .mov or .mkv"
+        case .encryptionName(let path, let encrypted):
+            encrypted ? "an encrypted recording's name ends in .age (\(path).age), not \"\(path)\""
+                : "\"\(path)\" names an encrypted file (.age), but no recipient was given to encrypt to"
         case .alreadyRecording: "the output is already recording; stop it first"
         case .alreadyPreRecording: "pre-recording is already armed; disarm it first to change it"
         case .preRecordDuration(let d): "a pre-record duration must be above 0 and at most 600 seconds, not \(d)"

@@ -1,4 +1,5 @@
 import Foundation
+import ObscuraAge
 import ObscuraEncoding
 import ObscuraMedia
 import ObscuraMuxing
@@ -139,6 +140,8 @@ final class SegmentedFileSink {
     let segmentLength: Int64?
     let fragmentDuration: Duration
     let partialDirectory: String?
+    /// Each file is encrypted to these (age); empty: not encrypted.
+    let recipients: [AgeRecipient]
     /// Whether each file's first packet is its time zero (a movie output);
     /// else encoder time is file time (an asset writer's session start).
     let startsAtFirstPacket: Bool
@@ -174,7 +177,7 @@ final class SegmentedFileSink {
     private(set) var timeZeros: [UInt64] = []
 
     init(path: String, container: MovieContainer, segmentLength: Int64? = nil, fragmentDuration: Duration,
-         partialDirectory: String? = nil, startsAtFirstPacket: Bool = true, audio: AudioTrack? = nil,
+         partialDirectory: String? = nil, recipients: [AgeRecipient] = [], startsAtFirstPacket: Bool = true, audio: AudioTrack? = nil,
          sound: @escaping () -> [AudioBuffer] = { [] }, changed: @escaping (Change) -> Void = { _ in },
          creationTime: @escaping (UInt64) -> Date? = { _ in nil }) {
         self.creationTime = creationTime
@@ -183,6 +186,7 @@ final class SegmentedFileSink {
         self.segmentLength = segmentLength
         self.fragmentDuration = fragmentDuration
         self.partialDirectory = partialDirectory
+        self.recipients = recipients
         self.startsAtFirstPacket = startsAtFirstPacket
         self.audio = container == .elementary ? nil : audio
         self.sound = sound
@@ -197,9 +201,11 @@ final class SegmentedFileSink {
     /// The file of segment `index` (numbered only when segmenting).
     func file(_ index: Int) -> String {
         guard segmentLength != nil else { return path }
-        let ext = (path as NSString).pathExtension
-        let base = (path as NSString).deletingPathExtension
-        return base + "-" + String(format: "%04d", index) + "." + ext
+        let sealed = MovieContainer.isEncrypted(path: path)
+        let plain = sealed ? String(path.dropLast(4)) : path
+        let ext = (plain as NSString).pathExtension
+        let base = (plain as NSString).deletingPathExtension
+        return base + "-" + String(format: "%04d", index) + "." + ext + (sealed ? String(path.suffix(4)) : "")
     }
 
     /// Whether the frame at `pts` must be encoded as a keyframe: the first
@@ -235,7 +241,7 @@ final class SegmentedFileSink {
             if let zero { timeZeros = [zero] }
             let opened = try MovieWriter(path: file(index), container: container, video: video,
                                          fragmentDuration: fragmentDuration, partialDirectory: partialDirectory, audio: sound,
-                                         creationTime: zero.flatMap(creationTime))
+                                         creationTime: zero.flatMap(creationTime), recipients: recipients)
             writer = opened
             try audio?.replay(into: opened)
             changed(.opened(path: opened.path))
@@ -259,7 +265,7 @@ final class SegmentedFileSink {
             if let zero { timeZeros.append(zero) }
             let opened = try MovieWriter(path: file(index), container: container, video: video,
                                          fragmentDuration: fragmentDuration, partialDirectory: partialDirectory, audio: sound,
-                                         creationTime: zero.flatMap(creationTime))
+                                         creationTime: zero.flatMap(creationTime), recipients: recipients)
             writer = opened
             // The sound from the boundary on starts the new file (the
             // previous file's track may run a period past its video).

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ObscuraAge
 import ObscuraMedia
 import ObscuraSystem
 
@@ -75,5 +76,38 @@ enum Options {
         guard access(parent, W_OK) == 0 else {
             throw UserFacingError("\(name): the folder \(parent) cannot be written (\(String(cString: strerror(errno))))")
         }
+    }
+
+    /// Age recipients from `--recipient` (each `age1…`) and a
+    /// `--recipients-file` (one per line, as `age -R` reads it); empty: none.
+    static func recipients(_ given: [String], file: String?) throws -> [AgeRecipient] {
+        var recipients: [AgeRecipient] = []
+        for text in given {
+            do { recipients.append(try AgeRecipient(text)) } catch {
+                throw UserFacingError("--recipient: \(error)")
+            }
+        }
+        if let file {
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                throw UserFacingError("--recipients-file: cannot read \(file) (\(String(cString: strerror(errno))))")
+            }
+            do { recipients += try AgeRecipient.parseFile(text, name: file) } catch {
+                throw UserFacingError("--recipients-file: \(error)")
+            }
+        }
+        return recipients
+    }
+
+    /// An output named for encryption (`.age` at the end) exactly when there
+    /// are recipients; gives the name without `.age`.
+    static func encryptedName(_ path: String, _ name: String, encrypted: Bool) throws -> String {
+        let sealed = path.lowercased().hasSuffix(".age")
+        if encrypted, !sealed {
+            throw UserFacingError("\(name): an encrypted file's name ends in .age (\(path).age), not \"\(path)\"")
+        }
+        if !encrypted, sealed {
+            throw UserFacingError("\(name): \"\(path)\" names an encrypted file (.age); give --recipient or --recipients-file to encrypt to")
+        }
+        return sealed ? String(path.dropLast(4)) : path
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import ObscuraAge
 import ObscuraAudio
 import ObscuraCamera
 import ObscuraCapture
@@ -30,7 +31,10 @@ struct RecordCommand: AsyncParsableCommand {
         """)
 
     @Option(help: "Seconds to record (by the camera's timestamps).") var duration: Double
-    @Option(help: "Output file (.mp4, .mov or .mkv).") var output: String
+    @Option(help: "Output file (.mp4, .mov or .mkv; encrypted: .mp4.age, …).") var output: String
+    @Option(help: "Encrypt the file as it is written to this age recipient (age1…, age-keygen's public key); repeatable. The output's name ends in .age.")
+    var recipient: [String] = []
+    @Option(help: "Encrypt to the age recipients in this file (one age1… per line, as `age -R` reads it).") var recipientsFile: String?
     @Option(help: "Container: mp4, mov or mkv; default: from the output's extension.") var container: String?
     @Option(help: "Camera id (see `obscura devices`), or synthetic; default: the first camera.") var camera: String?
     @Option(help: "Frame size, e.g. 1280x720; default: the camera's for the preset.") var size: String?
@@ -94,13 +98,15 @@ struct RecordCommand: AsyncParsableCommand {
                 try Options.choice(preset, ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"], "--preset")
             }
             if let container { try Options.choice(container, MovieContainer.allCases.map(\.rawValue), "--container") }
+            let recipients = try Options.recipients(recipient, file: recipientsFile)
+            let plainOutput = try Options.encryptedName(output, "--output", encrypted: !recipients.isEmpty)
             let fileType = try container.flatMap(MovieContainer.init(rawValue:)) ?? {
-                guard let fromName = MovieContainer(pathExtension: (output as NSString).pathExtension) else {
+                guard let fromName = MovieContainer(path: plainOutput) else {
                     throw UserFacingError("--output: cannot tell the container from \"\(output)\"; use a name ending in .mp4, .mov or .mkv (or .h264/.fwht for an elementary stream), or --container")
                 }
                 return fromName
             }()
-            try Options.outputFile(output, "--output", extensions: fileType.pathExtensions)
+            try Options.outputFile(plainOutput, "--output", extensions: fileType.pathExtensions)
             if let saveFrame { try Options.outputFile(saveFrame, "--save-frame", extensions: ["ppm"]) }
             if triggerAfter != nil, preRecord == nil { throw UserFacingError("--trigger-after needs --pre-record") }
             if codec == VideoCodec.fwht.rawValue, fileType != .elementary {
@@ -113,7 +119,8 @@ struct RecordCommand: AsyncParsableCommand {
     }
 
     private func record() async throws {
-        let fileType = container.flatMap(MovieContainer.init(rawValue:)) ?? MovieContainer(pathExtension: (output as NSString).pathExtension)!
+        let fileType = container.flatMap(MovieContainer.init(rawValue:)) ?? MovieContainer(path: output)!
+        let recipients = try Options.recipients(recipient, file: recipientsFile)
         let videoCodec = VideoCodec(rawValue: codec)!
         let encoders: [EncoderKind] = switch encoder {
         case "v4l2m2m", "hardware": [.hardware]
@@ -179,6 +186,7 @@ struct RecordCommand: AsyncParsableCommand {
         settings.maxKeyFrameInterval = keyframeInterval
         settings.fragmentDuration = .checkedSeconds(fragment)
         settings.container = fileType
+        settings.recipients = recipients
         settings.encoders = encoders
         settings.audio = AudioEncoderSettings(codec: audioCodecValue, bitRate: audioBitRate)
 
@@ -351,7 +359,7 @@ extension RecordCommand {
         settings.preset = preset
         settings.threads = threads
         try Self.checkLeftover(output + ".partial")
-        let writer = try AssetWriter(path: output, fileType: fileType)
+        let writer = try AssetWriter(path: output, fileType: fileType, recipients: try Options.recipients(recipient, file: recipientsFile))
         writer.fragmentDuration = .checkedSeconds(fragment)
         let input = AssetWriterInput(outputSettings: settings, encoders: encoders)
         input.expectsMediaDataInRealTime = true
