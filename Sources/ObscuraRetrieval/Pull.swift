@@ -1,4 +1,5 @@
 import Foundation
+import ObscuraAge
 import ObscuraMuxing
 import ObscuraSystem
 import struct Synchronization.Atomic
@@ -74,6 +75,10 @@ public struct PullOptions: Sendable {
     /// card's recordings and photos, and the USB drive's recordings where
     /// the README mounts it (absent: skipped).
     public var remoteFolders = ["/recordings", "/photos", "/media/obscura/obscura/recordings"]
+    /// Age identities: each encrypted file (`.age`) is decrypted here once
+    /// it is verified (`x.mp4.age` → `x.mp4`, the encrypted copy kept);
+    /// empty: files are kept as they came.
+    public var identities: [AgeIdentity] = []
     public var sftp = "sftp"
 
     public init(target: String, destination: String) {
@@ -103,6 +108,10 @@ public struct PullSummary: Sendable, Equatable {
     public var failed: [String] = []
     /// Removed on the device after verification.
     public var deleted: [String] = []
+    /// Decrypted here (the plaintext's names), and what was said of each
+    /// (an interrupted recording).
+    public var decrypted: [String] = []
+    public var decryptionNotes: [String] = []
 }
 
 /// Fetches finished recordings with OpenSSH's sftp: lists the device's
@@ -176,6 +185,7 @@ public final class Puller: Sendable {
         for file in wanted where !summary.failed.contains(where: { $0.hasPrefix(file.name + ":") }) {
             verifiedHere.append(file)
         }
+        if !options.identities.isEmpty { decrypt(verifiedHere, summary: &summary) }
         if options.deleteAfterVerify, !verifiedHere.isEmpty {
             try delete(verifiedHere, summary: &summary, note: note)
         }
@@ -301,6 +311,22 @@ public final class Puller: Sendable {
             summary.pulled.append(file.name)
             summary.bytesPulled += file.size - (resumed[file.name] ?? 0)
             summary.bytesResumed += resumed[file.name] ?? 0
+        }
+    }
+
+    /// Decrypts the verified encrypted files that have no plaintext here yet
+    /// (verified first: the checksum is the encrypted file's).
+    func decrypt(_ files: [RemoteFile], summary: inout PullSummary) {
+        for file in files {
+            let local = options.destination + "/" + file.name
+            guard let plain = Decryption.plainName(of: local), !FileManager.default.fileExists(atPath: plain) else { continue }
+            do {
+                let result = try Decryption.decrypt(local, identities: options.identities)
+                summary.decrypted.append((plain as NSString).lastPathComponent)
+                if result.decryption.truncated { summary.decryptionNotes.append(Decryption.describe(result)) }
+            } catch {
+                summary.failed.append("\(file.name): not decrypted: \(error)")
+            }
         }
     }
 

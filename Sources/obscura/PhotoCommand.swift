@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ObscuraAge
 import ObscuraSystem
 import ObscuraCapture
 import ObscuraMedia
@@ -15,7 +16,10 @@ struct PhotoCommand: AsyncParsableCommand {
         (as <output>.partial first). Prints the size, shutter lag and file.
         """)
 
-    @Option(help: "Output file (.jpg).") var output: String
+    @Option(help: "Output file (.jpg; encrypted: .jpg.age).") var output: String
+    @Option(help: "Encrypt each photo to this age recipient (age1…, age-keygen's public key) before it is written; repeatable. The output's name ends in .age.")
+    var recipient: [String] = []
+    @Option(help: "Encrypt to the age recipients in this file (one age1… per line, as `age -R` reads it).") var recipientsFile: String?
     @Option(help: "Camera id (see `obscura devices`), or synthetic.") var camera: String?
     @Option(help: "Frame size, e.g. 1280x720.") var size: String?
     @Option(help: "Camera pixel format fourcc, e.g. NV12.") var pixelFormat: String?
@@ -36,7 +40,9 @@ struct PhotoCommand: AsyncParsableCommand {
             if let thumbnail { _ = try Options.size(thumbnail, "--thumbnail") }
             if let pixelFormat { _ = try Options.fourcc(pixelFormat, "--pixel-format") }
             // The JPEG is named by --output; a DNG beside it takes .dng.
-            try Options.outputFile(output, "--output", extensions: rawOnly ? ["dng"] : ["jpg", "jpeg"])
+            let recipients = try Options.recipients(recipient, file: recipientsFile)
+            let plainOutput = try Options.encryptedName(output, "--output", encrypted: !recipients.isEmpty)
+            try Options.outputFile(plainOutput, "--output", extensions: rawOnly ? ["dng"] : ["jpg", "jpeg"])
             if bracketEv != nil && bracketManual != nil { throw UserFacingError("--bracket-ev and --bracket-manual: give one of them") }
             _ = try bracket()
         }
@@ -104,15 +110,22 @@ struct PhotoCommand: AsyncParsableCommand {
             settings.bracket = try bracket()
             let photos = try await photoOutput.capturePhoto(with: settings)
             guard !photos.isEmpty else { throw UserFacingError("the capture gave no photo") }
-            let stemOf = (output as NSString).deletingPathExtension
-            let ext = (output as NSString).pathExtension
+            let recipients = try Options.recipients(recipient, file: recipientsFile)
+            let plainOutput = try Options.encryptedName(output, "--output", encrypted: !recipients.isEmpty)
+            let stemOf = (plainOutput as NSString).deletingPathExtension
+            let ext = (plainOutput as NSString).pathExtension
             for photo in photos {
                 // JPEG and DNG of one exposure share a name; a bracket numbers its exposures.
                 let perExposure = (settings.jpegQuality != nil ? 1 : 0) + (settings.rawPixelFormat != nil ? 1 : 0)
                 let exposure = (photo.photoCount - 1) / max(1, perExposure) + 1
                 var name = settings.bracket.count > 1 ? stemOf + "-\(exposure)" : stemOf
                 name += photo.isRawPhoto ? ".dng" : (ext.isEmpty ? ".jpg" : "." + ext)
-                let data = photo.fileDataRepresentation()
+                var data = photo.fileDataRepresentation()
+                if !recipients.isEmpty {
+                    // Sealed in memory: no plaintext of it reaches the storage.
+                    data = Data(try AgeEncryptor.encrypt([UInt8](data), to: recipients))
+                    name += ".age"
+                }
                 // Whole or not at all: a write that fails (a full disk) leaves no partial file.
                 do { try Syscalls.writeDurably(data, to: name, via: name + ".partial") } catch {
                     throw UserFacingError("the photo was not kept: \(error)")

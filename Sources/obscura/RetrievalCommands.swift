@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import ObscuraAge
 import ObscuraSystem
 import ObscuraRetrieval
 
@@ -95,6 +96,11 @@ struct PullCommand: ParsableCommand {
         Partial transfers wait in DEST/.obscura-pull. Exit status 1 when a file \
         failed (it is named); files already here are skipped.
 
+        With --identity-file (an age identity, age-keygen's key file), each \
+        encrypted file (.age) is decrypted here once verified: x.mp4.age gives \
+        x.mp4, and the encrypted copy stays beside it (its checksum is the \
+        device's). The plaintext exists only here.
+
         Example: obscura pull --identity ~/.ssh/kiosk obscura-fetch@kiosk.local ~/Recordings
         """)
 
@@ -110,9 +116,14 @@ struct PullCommand: ParsableCommand {
     var delete = false
     @Option(name: .customLong("remote-folder"), help: "A folder on the device (repeatable; default /recordings, /photos and /media/obscura/obscura/recordings, the retrieval account's view).")
     var remoteFolders: [String] = []
+    @Option(help: "An age identity file (age-keygen's): encrypted files (.age) are decrypted here after they are verified.")
+    var identityFile: String?
 
     func validate() throws {
         try Options.check {
+            if let identityFile {
+                do { _ = try Decryption.identities(file: identityFile) } catch { throw UserFacingError("--identity-file: \(error)") }
+            }
             try Limits.port.check(ifGiven: port, "--port")
             try Limits.kilobitsPerSecond.check(ifGiven: limitKbps, "--limit-kbps")
         }
@@ -130,6 +141,7 @@ struct PullCommand: ParsableCommand {
         options.sshOptions = sshOptions
         options.limitKbps = limitKbps
         options.deleteAfterVerify = delete
+        if let identityFile { options.identities = (try? Decryption.identities(file: identityFile)) ?? [] }
         if !remoteFolders.isEmpty { options.remoteFolders = remoteFolders.map { $0.count > 1 && $0.hasSuffix("/") ? String($0.dropLast()) : $0 } }
         let puller = Puller(options: options)
         var sources: [any DispatchSourceSignal] = []
@@ -157,14 +169,64 @@ struct PullCommand: ParsableCommand {
         for name in summary.pulled { Log.output("pulled \(destination)/\(name) (sha256 verified)") }
         for line in summary.failed { Log.note("failed: \(line)") }
         for name in summary.deleted { Log.output("deleted on the device: \(name)") }
+        for name in summary.decrypted { Log.output("decrypted \(destination)/\(name)") }
+        for line in summary.decryptionNotes { Log.note(line) }
         var parts = ["\(summary.pulled.count) pulled (\(Self.megabytes(summary.bytesPulled)) transferred"
                      + (summary.bytesResumed > 0 ? ", \(Self.megabytes(summary.bytesResumed)) resumed" : "") + ")",
                      "\(summary.alreadyHere.count) already here"]
         if delete { parts.append("\(summary.deleted.count) deleted on the device") }
+        if identityFile != nil { parts.append("\(summary.decrypted.count) decrypted") }
         if !summary.failed.isEmpty { parts.append("\(summary.failed.count) failed") }
         Log.note(parts.joined(separator: ", "))
         if !summary.failed.isEmpty { throw ExitCode.failure }
     }
 
     static func megabytes(_ bytes: Int) -> String { String(format: "%.1f MB", Double(bytes) / 1e6) }
+}
+
+struct DecryptCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "decrypt",
+        abstract: "Decrypt encrypted recordings and photos (.age) with an age identity.",
+        discussion: """
+        Runs on the computer that holds the identity (never on the device). \
+        Each FILE.age gives FILE beside it, written under a temporary name and \
+        named only when the decryption went through: a wrong identity or a \
+        damaged file leaves no partial plaintext. A recording interrupted on the \
+        device (killed, a power cut) ends without age's last chunk: its \
+        complete chunks are decrypted, it plays up to its last whole fragment, \
+        and that is said. `age -d -i KEY FILE.age > FILE` gives the same bytes \
+        and then reports the missing end. Exit status 1 when a file was not \
+        decrypted.
+
+        Example: obscura decrypt --identity-file ~/.config/obscura/key.txt ~/Recordings/*.age
+        """)
+
+    @Option(help: "An age identity file (age-keygen's).") var identityFile: String
+    @Argument(help: "Encrypted files (.age).") var files: [String]
+
+    func validate() throws {
+        try Options.check {
+            do { _ = try Decryption.identities(file: identityFile) } catch { throw UserFacingError("--identity-file: \(error)") }
+            for file in files where Decryption.plainName(of: file) == nil {
+                throw UserFacingError("\(file): not an encrypted file (the name does not end in .age)")
+            }
+            if files.isEmpty { throw UserFacingError("name at least one .age file") }
+        }
+    }
+
+    func run() throws {
+        let identities = try Decryption.identities(file: identityFile)
+        var failed = false
+        for file in files {
+            do {
+                let result = try Decryption.decrypt(file, identities: identities)
+                Log.output(Decryption.describe(result))
+            } catch {
+                Log.note("error: \(error)")
+                failed = true
+            }
+        }
+        if failed { throw ExitCode.failure }
+    }
 }

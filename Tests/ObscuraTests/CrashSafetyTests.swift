@@ -131,4 +131,65 @@ import TestSupport
         print("\(container): \(played) played, \(empty) held no frame (removed by the next recording), \(nothing) left nothing")
         #expect(played >= Self.trials / 2, "most kills come after the first frame")
     }
+
+    /// An encrypted recording killed mid-way: its `.partial` holds only
+    /// sealed chunks (no plaintext: it begins as an age file and holds no
+    /// MP4 box name); `obscura decrypt` gives its complete chunks and says
+    /// it was interrupted; `age -d` gives the same bytes and fails at the
+    /// missing end; the result plays up to its last whole fragment.
+    @Test func anEncryptedRecordingKilledMidwayDecryptsUpToItsLastFragment() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: obscura), "build first: swift build")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-kill-age-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let made = try runProgram("age-keygen", ["-o", dir + "/key.txt"])
+        try #require(made.status == 0, "age-keygen: \(made.stderr)")
+        let recipient = try #require(made.stderr.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+        let file = dir + "/k.mp4.age"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: obscura)
+        process.arguments = ["record", "--camera", "synthetic", "--size", "640x480", "--duration", "60",
+                             "--recipient", recipient, "--output", file]
+        process.standardError = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        // Killed once the file holds a few sealed chunks (several fragments).
+        let partial = file + ".partial"
+        var size = 0
+        for _ in 0..<600 where size < 6 * 65_552 {
+            size = (try? FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int) ?? 0
+            usleep(50_000)
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        try #require(size >= 6 * 65_552, "the encrypted file did not grow: \(size) bytes")
+        #expect(!FileManager.default.fileExists(atPath: file))
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: partial)))
+        #expect(bytes.starts(with: Array("age-encryption.org/v1\n".utf8)))
+        for box in ["ftypiso", "moov", "moof", "mdat", "avc1"] {
+            #expect(!bytes.contains(Array(box.utf8)), "\(box) in the encrypted file")
+        }
+
+        try FileManager.default.moveItem(atPath: partial, toPath: file)
+        let decrypted = try runProgram(obscura, ["decrypt", "--identity-file", dir + "/key.txt", file])
+        #expect(decrypted.status == 0, "\(decrypted.stderr)")
+        #expect(decrypted.stdout.contains("the recording was interrupted"), "\(decrypted.stdout)")
+        let plain = dir + "/k.mp4"
+        let (frames, said) = Self.ffmpegFrames(plain)
+        #expect((frames ?? 0) >= 15, "ffprobe: \(frames ?? -1) frames; \(said)")
+
+        // age itself gives the same bytes, then says the end is missing.
+        let byAge = try runProgram("sh", ["-c", "age -d -i '\(dir)/key.txt' '\(file)' > '\(dir)/by-age.mp4'"])
+        #expect(byAge.status != 0)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dir + "/by-age.mp4")) == Data(contentsOf: URL(fileURLWithPath: plain)))
+
+        // A wrong identity: said, and no plaintext written.
+        _ = try runProgram("age-keygen", ["-o", dir + "/other.txt"])
+        try FileManager.default.removeItem(atPath: plain)
+        let wrong = try runProgram(obscura, ["decrypt", "--identity-file", dir + "/other.txt", file])
+        #expect(wrong.status != 0)
+        #expect(wrong.stderr.contains("no identity matches"), "\(wrong.stderr)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.contains("k.mp4") && !$0.hasSuffix(".age") }
+        #expect(left.isEmpty, "plaintext left: \(left)")
+    }
 }
