@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ObscuraAge
 import ObscuraAudio
 import ObscuraCamera
 import ObscuraCapture
@@ -236,6 +237,10 @@ public actor RecorderService {
                 let partial = folder + "/" + name
                 let finalName = String(name.dropLast(".partial".count))
                 let ext = (finalName as NSString).pathExtension.lowercased()
+                if ext == "age", !FileManager.default.fileExists(atPath: recordings + "/" + finalName) {
+                    await recoverEncrypted(partial, final: recordings + "/" + finalName)
+                    continue
+                }
                 guard ["mp4", "mov", "mkv"].contains(ext) else {
                     unlink(partial)
                     logger.warning("dropped an unfinished file: \(partial)")
@@ -259,6 +264,37 @@ public actor RecorderService {
                 }
             }
         }
+    }
+
+    /// An encrypted recording cut off (killed, a power cut): the device has
+    /// no key to read it, so it is kept as it is, cut back to its header and
+    /// complete sealed chunks, under its final name with a checksum. It ends
+    /// without age's last chunk: `obscura decrypt` (or `obscura pull
+    /// --identity-file`) gives its complete chunks and says it was
+    /// interrupted; `age -d` gives the same bytes and then reports the end
+    /// missing. One with no complete chunk holds nothing and goes.
+    private func recoverEncrypted(_ partial: String, final: String) async {
+        let kept = try? await offPool { () throws -> Int64? in
+            guard let header = AgeDecryptor.headerLength(of: partial),
+                  let size = (try? FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int).map(Int64.init) else { return nil }
+            let whole = AgeDecryptor.completeLength(headerAndNonce: header, fileSize: size)
+            guard whole > Int64(header) else { return nil }
+            if whole < size {
+                guard truncate(partial, off_t(whole)) == 0 else { throw SystemError.errno("truncate", partial) }
+            }
+            return (whole - Int64(header)) / Int64(Age.sealedChunkSize)
+        }
+        guard let chunks = kept ?? nil else {
+            unlink(partial)
+            logger.warning("removed \(partial): an interrupted encrypted recording with no complete chunk in it")
+            return
+        }
+        guard rename(partial, final) == 0 else {
+            logger.error("cannot recover \(partial): \(String(cString: strerror(errno)))")
+            return
+        }
+        logger.notice("recovered an interrupted encrypted recording: \(final), \(chunks) complete chunks (\(chunks * 64) KiB); it ends without its last chunk: `obscura decrypt` gives what it holds")
+        do { try await offPool { try Checksum.write(for: final) } } catch { logger.error("no checksum for \(final): \(error)") }
     }
 
     static func device(_ path: String) -> UInt64? {
@@ -505,6 +541,7 @@ public actor RecorderService {
         var s = MovieSettings()
         s.codec = configuration.codec
         s.container = configuration.recordingContainer
+        s.recipients = configuration.recipients
         s.averageBitRate = configuration.bitRate ?? profile.bitRate
         s.preset = profile.preset
         s.nominalFrameRate = frameRate
@@ -836,20 +873,27 @@ public actor RecorderService {
             let base = "\(configuration.photosFolder)/\(FileNames.stem(clockSynchronized: clockSynchronized))"
             var stem = base
             var n = 2
-            while FileManager.default.fileExists(atPath: stem + ".jpg") || FileManager.default.fileExists(atPath: stem + ".dng") {
+            let jpegExtension = configuration.photoExtension(raw: false), rawExtension = configuration.photoExtension(raw: true)
+            while FileManager.default.fileExists(atPath: stem + jpegExtension) || FileManager.default.fileExists(atPath: stem + rawExtension) {
                 stem = "\(base)-\(n)"
                 n += 1
             }
-            let path = stem + ".jpg"
+            let path = stem + jpegExtension
             // Written in the partial folder when it shares the photos'
             // filesystem, so a half-written photo is never in a shared folder.
             let incoming = Self.device(configuration.resolvedPartialFolder) == Self.device(configuration.photosFolder)
                 ? configuration.resolvedPartialFolder : configuration.photosFolder
             for each in photos {
-                let file = stem + (each.isRawPhoto ? ".dng" : ".jpg")
+                let file = stem + configuration.photoExtension(raw: each.isRawPhoto)
                 let partial = incoming + "/" + (file as NSString).lastPathComponent + ".partial"
-                let data = each.fileDataRepresentation()
-                do { try await offPool { try Syscalls.writeDurably(data, to: file, via: partial, mode: 0o640) } } catch {
+                var data = each.fileDataRepresentation()
+                if !configuration.recipients.isEmpty {
+                    // Sealed in memory: no plaintext of the photo reaches the storage.
+                    do { data = Data(try AgeEncryptor.encrypt([UInt8](data), to: configuration.recipients)) } catch {
+                        return .failure(PhotoFailure(message: "cannot encrypt \(file): \(error)"))
+                    }
+                }
+                do { try await offPool { [data] in try Syscalls.writeDurably(data, to: file, via: partial, mode: 0o640) } } catch {
                     return .failure(PhotoFailure(message: "cannot write \(file): \(error)"))
                 }
                 // The photo is kept; a checksum that cannot be written (a full disk) is said.

@@ -1,4 +1,5 @@
 import Foundation
+import ObscuraAge
 import ObscuraSystem
 import ObscuraEncoding
 import ObscuraMedia
@@ -55,6 +56,11 @@ import ObscuraMuxing
 /// folder = "obscura/recordings"   # on the drive
 /// quota_mb = 0                    # loop recording on the drive; 0: no quota
 /// min_free_space_mb = 256
+///
+/// [encryption]
+/// recipients = ["age1…"]          # age X25519 public keys (age-keygen's): recordings and
+///                                 # photos are encrypted to them as they are written (.age)
+/// recipients_file = "/etc/obscura/recipients.txt"  # or one age1… per line (`age -R`'s format)
 /// ```
 public struct ServiceConfiguration: Sendable, Equatable {
     public var file = "(defaults)"
@@ -68,7 +74,11 @@ public struct ServiceConfiguration: Sendable, Equatable {
     /// What recordings are written in: FWHT, which no container knows, as
     /// an elementary stream; every other codec in `container`.
     public var recordingContainer: MovieContainer { codec == .fwht ? .elementary : container }
-    public var recordingExtension: String { codec == .fwht ? "fwht" : container.rawValue }
+    public var recordingExtension: String { (codec == .fwht ? "fwht" : container.rawValue) + (recipients.isEmpty ? "" : ".age") }
+    /// Recordings and photos are encrypted to these (age); empty: not.
+    public var recipients: [AgeRecipient] = []
+    /// A photo's name ends so: `.jpg`, or `.jpg.age` when encrypted.
+    public func photoExtension(raw: Bool) -> String { (raw ? ".dng" : ".jpg") + (recipients.isEmpty ? "" : ".age") }
     public var size: PixelSize?
     public var frameRate: Double?
     public var bitRate: Int?
@@ -187,6 +197,25 @@ public struct ServiceConfiguration: Sendable, Equatable {
             _ = try reader.string("usb.folder")
             _ = try reader.int("usb.quota_mb", Limits.quotaMegabytes)
             _ = try reader.int("usb.min_free_space_mb", Limits.freeSpaceMegabytes)
+        }
+        for text in try reader.strings("encryption.recipients") ?? [] {
+            do { recipients.append(try AgeRecipient(text)) } catch {
+                throw ConfigurationError(file: path, line: reader.document.values["encryption.recipients"]?.line,
+                                         key: "encryption.recipients", message: "\(error)")
+            }
+        }
+        if let file = try reader.string("encryption.recipients_file"), !file.isEmpty {
+            let line = reader.document.values["encryption.recipients_file"]?.line
+            guard file.hasPrefix("/") else {
+                throw ConfigurationError(file: path, line: line, key: "encryption.recipients_file", message: "\"\(file)\" must be an absolute path")
+            }
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+                throw ConfigurationError(file: path, line: line, key: "encryption.recipients_file",
+                                         message: "cannot read \(file) (\(String(cString: strerror(errno)))); it holds age1… recipients, one per line")
+            }
+            do { recipients += try AgeRecipient.parseFile(text, name: file) } catch {
+                throw ConfigurationError(file: path, line: line, key: "encryption.recipients_file", message: "\(error)")
+            }
         }
         try reader.rejectUnknownKeys()
     }

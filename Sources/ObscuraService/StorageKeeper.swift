@@ -8,7 +8,8 @@ public struct StorageKeeper: Sendable {
     public let folder: String
     public let quotaBytes: Int
     public let minFreeBytes: Int
-    public static let mediaExtensions: Set<String> = ["mp4", "mov", "mkv", "fwht", "jpg", "jpeg", "dng"]
+    /// `age`: an encrypted recording or photo (`x.mp4.age`).
+    public static let mediaExtensions: Set<String> = ["mp4", "mov", "mkv", "fwht", "jpg", "jpeg", "dng", "age"]
 
     public init(folder: String, quotaBytes: Int, minFreeBytes: Int) {
         self.folder = folder

@@ -1,5 +1,6 @@
 import Foundation
 import ObscuraAge
+@testable import ObscuraService
 import Testing
 import TestSupport
 #if canImport(Glibc)
@@ -142,5 +143,37 @@ private func scratch(_ name: String) -> String {
         #expect(error?.description.hasPrefix("recipients.txt, line 3: ") == true, "\(String(describing: error))")
         #expect(throws: AgeError.self) { try AgeIdentity.parseFile("# nothing\n", name: "key.txt") }
         #expect(throws: AgeError.self) { try AgeIdentity(recipient) }
+    }
+
+    private func configuration(_ text: String) throws(ConfigurationError) -> ServiceConfiguration {
+        try ServiceConfiguration(reading: TOMLReader(try TOMLDocument(file: "obscura.toml", text: text)), file: "obscura.toml")
+    }
+
+    @Test func theServiceTakesRecipientsByKeyOrFileAndNamesTheKeyOfABadOne() throws {
+        let (_, r1) = try Self.keyPair("svc1")
+        let (_, r2) = try Self.keyPair("svc2")
+        let file = scratch("recipients.txt")
+        try "# the office\n\(r2)\n".write(toFile: file, atomically: true, encoding: .utf8)
+        let c = try configuration("[encryption]\nrecipients = [\"\(r1)\"]\nrecipients_file = \"\(file)\"\n")
+        #expect(c.recipients.map(\.description) == [r1, r2])
+        #expect(c.recordingExtension == "mp4.age")
+        #expect(c.photoExtension(raw: false) == ".jpg.age" && c.photoExtension(raw: true) == ".dng.age")
+        let plain = try configuration("[encryption]\nrecipients = []\nrecipients_file = \"\"\n")
+        #expect(plain.recipients.isEmpty && plain.recordingExtension == "mp4" && plain.photoExtension(raw: false) == ".jpg")
+        try "age1nope\n".write(toFile: file + ".bad", atomically: true, encoding: .utf8)
+        for (text, key, start) in [
+            ("[encryption]\nrecipients = [\"age1nope\"]\n", "encryption.recipients", "\"age1nope\" is not an age recipient"),
+            ("[encryption]\nrecipients = \"\(r1)\"\n", "encryption.recipients", "must be an array of strings"),
+            ("[encryption]\nrecipients_file = \"recipients.txt\"\n", "encryption.recipients_file", "\"recipients.txt\" must be an absolute path"),
+            ("[encryption]\nrecipients_file = \"/nonexistent/r.txt\"\n", "encryption.recipients_file", "cannot read /nonexistent/r.txt"),
+            ("[encryption]\nrecipients_file = \"\(file).bad\"\n", "encryption.recipients_file", "\(file).bad, line 1: "),
+        ] {
+            do {
+                _ = try configuration(text)
+                Issue.record("accepted: \(text)")
+            } catch {
+                #expect(error.key == key && error.message.hasPrefix(start), "\(error)")
+            }
+        }
     }
 }
