@@ -8,7 +8,9 @@ extension VirtualBoardTests {
 /// the Raspberry Pi's GPIO chip and line become the board's gpio-sim chip and
 /// its record button (pressed twice meanwhile), and a trailing `...` becomes
 /// `--duration 1 --output auto.mp4`; the `media-ctl` line the README gives
-/// for a raw node runs on vimc's media device. Each must succeed, except the
+/// for a raw node runs on vimc's media device; the working folder holds the
+/// age identity `key.txt` and its `recipients.txt` the README's encryption
+/// examples name (made with age-keygen here). Each must succeed, except the
 /// few that need what the board has not (a host on the network, an H.264
 /// hardware encoder, a raw stream through libcamera, exposure controls),
 /// which must fail with their own clear message, not a usage error. An
@@ -59,9 +61,17 @@ extension VirtualBoardTests {
     @Test func everyExampleInTheReadmeRuns() throws {
         let examples = try Self.examples()
         #expect(examples.count >= 25, "the README's examples were not found: \(examples)")
+        let keys = packageRoot + "/.build/readme-keys-\(getpid())"
+        try FileManager.default.createDirectory(atPath: keys, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: keys) }
+        let made = try runProgram("age-keygen", ["-o", keys + "/key.txt"])
+        try #require(made.status == 0, "age-keygen: \(made.stderr)")
+        let recipient = try #require(made.stderr.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines))
+        try (recipient + "\n").write(toFile: keys + "/recipients.txt", atomically: true, encoding: .utf8)
         var script = """
             o=\(packageRoot)/.build/debug/obscura
             w=$(mktemp -d); cd $w; export HOME=$w
+            cp \(keys)/key.txt \(keys)/recipients.txt $w/
             for m in /dev/media*; do media-ctl -d $m -p 2>/dev/null | grep -q '"Sensor A"' && vimc=$m; done
             press() { sleep 3; for i in 1 2; do gpio-sim press $1; sleep 0.3; gpio-sim release $1; sleep 0.3; done; }
 

@@ -1,0 +1,136 @@
+import Foundation
+import Testing
+import TestSupport
+
+extension VirtualBoardTests {
+/// Encryption at rest under the service: the device holds only a recipient
+/// (a public key); what it writes is age files and nothing else; a
+/// collecting computer (`obscura pull --identity-file` over a real sshd)
+/// verifies and decrypts them; the real `age` tool decrypts the same files on
+/// the test machine.
+@Suite struct EvidenceBoardTests {
+    @Test func anEncryptingServiceKeepsNoPlaintextAndWhatItKeepsDecrypts() throws {
+        // The key pair is made here; the board sees the identity only in the
+        // collecting computer's role (the pull), never in the service's.
+        let shared = ".build/evidence-\(getpid())"
+        let work = packageRoot + "/" + shared
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let made = try runProgram("age-keygen", ["-o", work + "/key.txt"])
+        try #require(made.status == 0, "age-keygen: \(made.stderr)")
+        let recipient = try #require(made.stderr.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines))
+        let least = Int(2 * VirtualBoard.vimcSlowestRate) + 1
+        let result = try VirtualBoard.run(#"""
+            export PATH=$PATH:$(pwd)/board/virtual
+            out=\#(shared); k=/tmp/pull; mkdir -p $k
+            rec=/var/lib/obscura/recordings; photos=/var/lib/obscura/photos; inc=/var/lib/obscura/incoming
+            frames() { ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$1" 2>/dev/null; }
+            sed -i 's/^recipients = \[\]/recipients = ["\#(recipient)"]/' /etc/obscura/obscura.toml
+            sed -i 's/^#* *segment_seconds = .*/segment_seconds = 2/' /etc/obscura/obscura.toml
+            sed -n '/^\[encryption\]/,$ p' /etc/obscura/obscura.toml | grep -v '^#' | sed 's/^/config: /'
+            systemctl restart obscura
+            for i in $(seq 40); do obscura status > /dev/null 2>&1 && break; sleep 0.5; done
+            # Segments, a photo, then a kill mid-recording: systemd restarts
+            # the service, which keeps the interrupted file.
+            obscura ctl record start | sed 's/^/start: /'
+            for i in $(seq 120); do [ "$(ls $rec/*.mp4.age.sha256 2>/dev/null | wc -l)" -ge 2 ] && break; sleep 0.5; done
+            obscura ctl photo | sed 's/^/photo: /'
+            for i in $(seq 100); do ls $photos/*.jpg.age.sha256 > /dev/null 2>&1 && break; sleep 0.2; done
+            obscura ctl record stop > /dev/null
+            for i in $(seq 100); do [ -z "$(ls $inc)" ] && break; sleep 0.2; done
+            # One file, killed once it holds a few seconds of sealed chunks.
+            sed -i 's/^segment_seconds = .*/segment_seconds = 0/' /etc/obscura/obscura.toml
+            systemctl restart obscura
+            for i in $(seq 40); do obscura status > /dev/null 2>&1 && break; sleep 0.5; done
+            obscura ctl record start > /dev/null
+            for i in $(seq 600); do
+                size=0; for p in $inc/*.partial; do [ -e "$p" ] && size=$(stat -c %s "$p"); done
+                [ "$size" -ge 300000 ] && break; sleep 0.1
+            done
+            echo "killed-at=$size"
+            systemctl kill -s KILL obscura
+            for i in $(seq 150); do
+                [ "$(systemctl show -p NRestarts --value obscura)" -ge 1 ] && [ "$(systemctl is-active obscura)" = active ] && break
+                sleep 0.2
+            done
+            for i in $(seq 100); do journalctl -u obscura | grep -q "recovered an interrupted encrypted recording" && break; sleep 0.2; done
+            obscura ctl record stop > /dev/null 2>&1
+            # Nothing on the device is plaintext: every file there begins as an
+            # age file and holds no MP4 or JPEG/EXIF marker.
+            for f in $(find $rec $photos $inc -type f ! -name '*.sha256' | sort); do
+                head -c 22 "$f" | grep -q '^age-encryption.org/v1' && echo "age-file=$(basename $f)" || echo "not-age=$f"
+                grep -qaE 'ftypiso|ftypmp4' "$f" && echo "plain-marker=$f ftyp"
+                grep -qaP '\xff\xd8\xff\xe0|\xff\xd8\xff\xe1|Exif\x00\x00' "$f" && echo "plain-marker=$f jpeg"
+            done
+            (cd $rec && sha256sum -c *.sha256; cd $photos && sha256sum -c *.sha256) 2>&1 | sed 's/^/device-sum: /'
+            # The encrypted files, for the test machine's own age.
+            cp $rec/*.age $photos/*.age $out/
+            # The collecting computer: a real sshd, obscura pull with the identity.
+            cp $out/key.txt $k/identity.txt
+            ssh-keygen -q -t ed25519 -N '' -f $k/hostkey
+            ssh-keygen -q -t ed25519 -N '' -C puller@test -f $k/user
+            obscura keys add $k/user.pub > /dev/null
+            mkdir -p /run/sshd
+            /usr/sbin/sshd -p 2222 -o ListenAddress=127.0.0.1 -o PidFile=$k/sshd.pid -h $k/hostkey -E $k/sshd.log
+            echo "[127.0.0.1]:2222 $(cut -d' ' -f1,2 $k/hostkey.pub)" > $k/known_hosts
+            for i in $(seq 50); do [ -s $k/sshd.pid ] && break; sleep 0.1; done
+            obscura pull --port 2222 --identity $k/user --known-hosts $k/known_hosts --identity-file $k/identity.txt \
+                obscura-fetch@127.0.0.1 $k/dest > $k/pull.out 2> $k/pull.err; echo "pull-rc=$?"
+            sed 's/^/pull: /' $k/pull.out $k/pull.err
+            for f in $k/dest/*.mp4; do echo "pulled=$(basename $f) frames=$(frames $f)"; done
+            for f in $k/dest/*.jpg; do echo "pulled-photo=$(basename $f) $(exiftool -s -s -s -Make -ImageSize $f | tr '\n' ' ')"; done
+            journalctl -u obscura --no-pager -o cat | grep -E "recovered an interrupted|encrypt" | sed 's/^/journal: /'
+            echo "active=$(systemctl is-active obscura) restarts=$(systemctl show -p NRestarts --value obscura)"
+            """#, timeout: 400, options: ["--systemd"])
+        let out = result.stdout
+        let lines = out.split(separator: "\n").map(String.init)
+        #expect(result.status == 0, "\(out)\(result.stderr)")
+        #expect(lines.contains("config: recipients = [\"\(recipient)\"]"), "\(out)\(result.stderr)")
+        // Only age files on the device, no plaintext marker in any.
+        #expect(!lines.contains { $0.hasPrefix("not-age=") || $0.hasPrefix("plain-marker=") }, "\(out)")
+        let onDevice = lines.filter { $0.hasPrefix("age-file=") }.map { String($0.dropFirst("age-file=".count)) }
+        #expect(onDevice.filter { $0.hasSuffix(".mp4.age") }.count >= 4, "\(out)")  // 2 s segments, the last one, the killed one
+        #expect(onDevice.contains { $0.hasSuffix(".jpg.age") }, "\(out)")
+        #expect(!lines.contains { $0.hasPrefix("device-sum: ") && !$0.hasSuffix(": OK") }, "\(out)")
+        #expect(lines.contains { $0.hasPrefix("journal: ") && $0.contains("recovered an interrupted encrypted recording: ") }, "\(out)")
+        #expect(lines.contains("active=active restarts=1"), "\(out)")
+        #expect((Int(lines.first { $0.hasPrefix("killed-at=") }?.dropFirst("killed-at=".count) ?? "") ?? 0) >= 300_000, "\(out)")
+
+        // The collecting computer pulled, verified and decrypted everything.
+        #expect(lines.contains("pull-rc=0"), "\(out)")
+        let pulled = lines.filter { $0.hasPrefix("pulled=") }
+        #expect(pulled.count == onDevice.filter { $0.hasSuffix(".mp4.age") }.count, "\(out)")
+        for line in pulled {
+            let frames = Int(line.split(separator: "=").last ?? "") ?? 0
+            #expect(frames >= least, "\(line)")
+        }
+        #expect(lines.contains { $0.hasPrefix("pulled-photo=") && $0.contains(" Obscura ") }, "\(out)")
+        #expect(lines.contains { $0.hasPrefix("pull: ") && $0.contains("the recording was interrupted") }, "\(out)")
+
+        // The test machine's own age decrypts each file: finished ones fully;
+        // the interrupted one up to its complete chunks (then it says the end
+        // is missing), the same bytes obscura gave.
+        let files = try FileManager.default.contentsOfDirectory(atPath: work).filter { $0.hasSuffix(".age") }.sorted()
+        #expect(files.count == onDevice.count, "\(files) vs \(onDevice)")
+        var interrupted = 0
+        for name in files {
+            let file = work + "/" + name
+            let plain = work + "/" + String(name.dropLast(4))
+            let age = try runProgram("sh", ["-c", "age -d -i '\(work)/key.txt' '\(file)' > '\(plain)'"])
+            if age.status != 0 {
+                interrupted += 1
+                #expect(age.stderr.contains("unexpected EOF") || age.stderr.contains("failed to decrypt"), "\(name): \(age.stderr)")
+            }
+            if name.hasSuffix(".jpg.age") {
+                #expect(age.status == 0, "\(name): \(age.stderr)")
+                #expect(try exiftoolValidation(plain) == "OK", "\(name)")
+            } else {
+                let probe = try runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_packets",
+                                                       "-show_entries", "stream=nb_read_packets", "-of", "csv=p=0", plain])
+                #expect((Int(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) >= least, "\(name): \(probe.stdout)\(probe.stderr)")
+            }
+        }
+        #expect(interrupted == 1, "one file was cut off by the kill: \(files)")
+    }
+}
+}
