@@ -272,7 +272,8 @@ public enum AgeDecryptor {
         }
     }
 
-    static func write(_ bytes: [UInt8], to fd: Int32) throws {
+    /// Writes all of `bytes` to `fd` (retrying short writes).
+    public static func write(_ bytes: [UInt8], to fd: Int32) throws(AgeError) {
         var done = 0
         while done < bytes.count {
             let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, bytes.count - done) }

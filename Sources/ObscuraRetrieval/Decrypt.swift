@@ -62,3 +62,45 @@ public enum Decryption {
             : "\(result.output): \(size) decrypted"
     }
 }
+
+/// Encrypts existing files (`x.mp4` → `x.mp4.age`, beside it), read and
+/// sealed 1 MiB at a time, written under a hidden temporary name and named
+/// when whole. The original is left as it is.
+public enum Encryption {
+    public static func encrypt(_ path: String, to recipients: [AgeRecipient]) throws(AgeError) -> String {
+        let output = path + ".age"
+        let name = (output as NSString).lastPathComponent
+        let folder = (output as NSString).deletingLastPathComponent
+        let temporary = (folder.isEmpty ? "." : folder) + "/." + name + ".encrypting"
+        let input = open(path, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw AgeError("cannot open \(path): \(String(cString: strerror(errno)))") }
+        defer { close(input) }
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw AgeError("cannot create \(temporary): \(String(cString: strerror(errno)))") }
+        do {
+            let encryptor = try AgeEncryptor(recipients: recipients)
+            try AgeDecryptor.write(encryptor.header, to: fd)
+            var buffer = [UInt8](repeating: 0, count: 1 << 20)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw AgeError("read of \(path) failed: \(String(cString: strerror(errno)))")
+                }
+                if n == 0 { break }
+                try AgeDecryptor.write(buffer.withUnsafeBytes { encryptor.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }, to: fd)
+            }
+            try AgeDecryptor.write(encryptor.finish(), to: fd)
+            guard fsync(fd) == 0 else { throw AgeError("fsync of \(temporary) failed: \(String(cString: strerror(errno)))") }
+            close(fd)
+            guard rename(temporary, output) == 0 else {
+                throw AgeError("rename \(temporary) → \(output) failed: \(String(cString: strerror(errno)))")
+            }
+            return output
+        } catch {
+            close(fd)
+            unlink(temporary)
+            throw (error as? AgeError) ?? AgeError("\(path): \(error)")
+        }
+    }
+}

@@ -230,3 +230,42 @@ struct DecryptCommand: ParsableCommand {
         if failed { throw ExitCode.failure }
     }
 }
+
+struct EncryptCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "encrypt",
+        abstract: "Encrypt existing files to age recipients (FILE → FILE.age, beside it).",
+        discussion: """
+        For what was recorded before encryption was turned on, or files from \
+        elsewhere: each FILE gives FILE.age (written under a temporary name, \
+        named when whole); FILE itself is left as it is. `age -d` or \
+        `obscura decrypt` gives it back.
+
+        Example: obscura encrypt --recipients-file /etc/obscura/recipients.txt old.mp4
+        """)
+
+    @Option(help: "An age recipient (age1…); repeatable.") var recipient: [String] = []
+    @Option(help: "A file of age recipients, one per line.") var recipientsFile: String?
+    @Argument(help: "Files to encrypt.") var files: [String]
+
+    func validate() throws {
+        try Options.check {
+            if try Options.recipients(recipient, file: recipientsFile).isEmpty {
+                throw UserFacingError("give --recipient or --recipients-file: the age1… keys to encrypt to")
+            }
+            if files.isEmpty { throw UserFacingError("name at least one file") }
+        }
+    }
+
+    func run() throws {
+        let recipients = try Options.recipients(recipient, file: recipientsFile)
+        var failed = false
+        for file in files {
+            do { Log.output("encrypted \(try Encryption.encrypt(file, to: recipients))") } catch {
+                Log.note("error: \(error)")
+                failed = true
+            }
+        }
+        if failed { throw ExitCode.failure }
+    }
+}
