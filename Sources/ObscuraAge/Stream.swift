@@ -52,22 +52,38 @@ public final class AgeEncryptor {
     }
 
     /// Takes plaintext; gives back the chunks it completes (possibly none),
-    /// sealed, to be appended to the file.
+    /// sealed, to be appended to the file. Whole chunks of the input are
+    /// sealed straight from it into the result (one pass, no staging copy).
     public func update(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
         precondition(!finished, "AgeEncryptor.update after finish")
-        var out: [UInt8] = []
-        var rest = bytes[...]
         plaintextBytes += Int64(bytes.count)
-        while !rest.isEmpty {
-            if held.count == Age.chunkSize {
-                // More follows: the held chunk is not the last one.
-                out += seal(held, last: false)
-                held.removeAll(keepingCapacity: true)
-            }
-            let n = min(Age.chunkSize - held.count, rest.count)
-            held.append(contentsOf: rest.prefix(n))
-            rest = rest.dropFirst(n)
+        let total = held.count + bytes.count
+        // Everything but the last 1...chunkSize bytes is sealed now: only
+        // the file's end says which chunk is last.
+        let emit = total == 0 ? 0 : (total - 1) / Age.chunkSize
+        guard emit > 0 else {
+            held.append(contentsOf: bytes)
+            return []
         }
+        var offset = 0
+        let out = [UInt8](unsafeUninitializedCapacity: emit * Age.sealedChunkSize) { buffer, count in
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            for i in 0..<emit {
+                let target = UnsafeMutableRawBufferPointer(rebasing: raw[(i * Age.sealedChunkSize)..<((i + 1) * Age.sealedChunkSize)])
+                if i == 0 && !held.isEmpty {
+                    let n = Age.chunkSize - held.count
+                    held.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[0..<n]))
+                    offset = n
+                    held.withUnsafeBytes { seal($0, last: false, into: target) }
+                    held.removeAll(keepingCapacity: true)
+                } else {
+                    seal(UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + Age.chunkSize)]), last: false, into: target)
+                    offset += Age.chunkSize
+                }
+            }
+            count = emit * Age.sealedChunkSize
+        }
+        held.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[offset...]))
         return out
     }
 
@@ -85,12 +101,16 @@ public final class AgeEncryptor {
     public var heldBytes: Int { held.count }
 
     private func seal(_ chunk: [UInt8], last: Bool) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: chunk.count + 16)
-        let nonce = AgeDecryptor.nonce(counter, last: last)
-        chunk.withUnsafeBytes { plain in out.withUnsafeMutableBytes { Age.seal(key: payloadKey, nonce: nonce, plain, into: $0) } }
+        [UInt8](unsafeUninitializedCapacity: chunk.count + 16) { buffer, count in
+            chunk.withUnsafeBytes { seal($0, last: last, into: UnsafeMutableRawBufferPointer(buffer)) }
+            count = chunk.count + 16
+        }
+    }
+
+    private func seal(_ chunk: UnsafeRawBufferPointer, last: Bool, into out: UnsafeMutableRawBufferPointer) {
+        Age.seal(key: payloadKey, nonce: AgeDecryptor.nonce(counter, last: last), chunk, into: out)
         counter += 1
         chunksSealed += 1
-        return out
     }
 
     /// A whole file's bytes, encrypted (photos).

@@ -213,7 +213,10 @@ public final class Camera: @unchecked Sendable {
                 for fd in Set(planes.map(\.fd)) {
                     let end = planes.filter { $0.fd == fd }.map { Int($0.offset) + Int($0.length) }.max() ?? 0
                     let owned = try Syscalls.duplicate(fd)
-                    maps[fd] = (owned, try MemoryMapping(fd: owned.rawValue, offset: 0, length: end))
+                    // Writable where the exported buffer allows it (the
+                    // overlay draws into a frame nobody else holds).
+                    let mapping = (try? MemoryMapping(fd: owned.rawValue, offset: 0, length: end, writable: true))
+                    maps[fd] = (owned, try mapping ?? MemoryMapping(fd: owned.rawValue, offset: 0, length: end))
                 }
                 return planes.map {
                     let map = maps[$0.fd]!
@@ -509,7 +512,7 @@ final class FrameSink: Sendable {
             frames[s] = VideoFrame(format: config.pixelFormat, size: config.size, planes: framePlanes,
                                    dmabufs: planes.map(\.dmabuf), sequence: entry.sequence,
                                    timestampNanoseconds: sensorTime ?? entry.timestamp, metadata: metadata,
-                                   needsCPUSync: true, raw: raw, release: { _ = lease })
+                                   needsCPUSync: true, writable: planes.allSatisfy(\.mapping.writable), raw: raw, release: { _ = lease })
         }
         for s in frames.keys.sorted() {
             handler(CameraFrame(stream: s, frame: frames[s]!))

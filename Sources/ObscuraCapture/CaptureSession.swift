@@ -472,6 +472,9 @@ public final class CaptureSession: @unchecked Sendable {
             recentLongestGap.store(max(gap, longest - longest / 64), ordering: .relaxed)
         }
         if interrupted { work.async { [weak self] in self?.stallEnded() } }
+        // Each output learns whether it is the frame's only one (the overlay
+        // draws into a frame no other output reads).
+        item.frame.setConsumers(targets.count)
         for c in targets { c.output.queue.push(item.frame) }
     }
 

@@ -305,6 +305,9 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
             var planes: [FramePlane]
             var dmabufs: [DmaBufPlane] = []
             var inDmabuf = false
+            // Drawn afresh for each frame: its holder may draw into it. A
+            // file's frames (mapped, or placed once in dmabufs) are not.
+            var writable = false
             if let mapping = set.contentMapping {
                 let start = ((Int(sequence) - 1) % contentFrames) * frameLength
                 planes = SyntheticBuffer.planes(config.pixelFormat, config.size, base: mapping.base + start)
@@ -313,6 +316,7 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
                 if buffer.allocator == nil {
                     let brightness = controls["Brightness"]?.first ?? 0
                     buffer.draw(config.pixelFormat, config.size, sequence: sequence, brightness: brightness)
+                    writable = true
                 }
                 inDmabuf = buffer.allocator != nil
                 planes = buffer.planes(config.pixelFormat, config.size)
@@ -348,7 +352,7 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
             // A real dmabuf is read by the CPU under DMA_BUF_IOCTL_SYNC, and imported by an encoder.
             let frame = VideoFrame(format: config.pixelFormat, size: config.size, planes: planes, dmabufs: dmabufs,
                                    sequence: sequence, timestampNanoseconds: timestamp,
-                                   metadata: metadata, needsCPUSync: inDmabuf, raw: raw, release: { _ = lease })
+                                   metadata: metadata, needsCPUSync: inDmabuf, writable: writable, raw: raw, release: { _ = lease })
             return (CameraFrame(stream: 0, frame: frame), handler)
         }
         if let (frame, handler) = made { handler(frame) }

@@ -24,7 +24,9 @@ public struct PixelSize: Hashable, Sendable, CustomStringConvertible, Comparable
 /// One plane of a frame as the CPU sees it.
 ///
 /// `@unchecked Sendable` (for the pointer): immutable, and it points into
-/// memory its frame keeps alive and nobody writes while the frame is held.
+/// memory its frame keeps alive and nobody writes while the frame is held
+/// by more than one holder (a sole holder of a writable frame may draw into
+/// it: the overlay).
 public struct FramePlane: @unchecked Sendable {
     public let base: UnsafeRawPointer
     public let stride: Int
@@ -86,16 +88,26 @@ public final class VideoFrame: @unchecked Sendable {
     /// Whether the planes are dmabufs whose CPU access is bracketed with
     /// DMA_BUF_IOCTL_SYNC (camera buffers are; memfd and heap memory are not).
     public let needsCPUSync: Bool
+    /// Whether the planes are mapped writable (PROT_WRITE), so the frame's
+    /// sole holder may draw into them (the overlay).
+    public let writable: Bool
     /// The same exposure from the camera's raw (Bayer) stream, when the
     /// session configured one. Both buffers belong to one camera request, so
     /// carrying it costs no extra buffer.
     public let raw: VideoFrame?
     private let release: (@Sendable () -> Void)?
+    /// How many outputs the session handed the frame to (0: not handed out
+    /// by a session, unknown). Set once, before the first hand-over.
+    private let consumerCount = Atomic<Int>(0)
+    public var consumers: Int { consumerCount.load(ordering: .acquiring) }
+    /// Says how many outputs get the frame; call before handing it to any.
+    public func setConsumers(_ count: Int) { consumerCount.store(count, ordering: .releasing) }
 
     public init(format: PixelFormat, size: PixelSize, planes: [FramePlane], dmabufs: [DmaBufPlane] = [],
                 sequence: UInt32, timestampNanoseconds: UInt64, metadata: FrameMetadata = FrameMetadata(),
-                needsCPUSync: Bool = false, raw: VideoFrame? = nil, release: (@Sendable () -> Void)? = nil) {
+                needsCPUSync: Bool = false, writable: Bool = false, raw: VideoFrame? = nil, release: (@Sendable () -> Void)? = nil) {
         self.needsCPUSync = needsCPUSync
+        self.writable = writable
         self.raw = raw
         self.format = format
         self.size = size
@@ -119,6 +131,16 @@ public final class VideoFrame: @unchecked Sendable {
     public func endCPUAccess() {
         guard needsCPUSync else { return }
         for fd in Set(dmabufs.map(\.fd)) { try? Syscalls.dmabufSync(fd, start: false) }
+    }
+
+    /// Runs `body` with the planes writable (DMA_BUF_IOCTL_SYNC with write
+    /// around it), for the frame's sole holder of a `writable` frame.
+    public func withCPUWriteAccess<R>(_ body: ([UnsafeMutableRawPointer]) throws -> R) rethrows -> R {
+        precondition(writable, "withCPUWriteAccess on a frame mapped read-only")
+        let fds = needsCPUSync ? Set(dmabufs.map(\.fd)) : []
+        for fd in fds { try? Syscalls.dmabufSync(fd, start: true, write: true) }
+        defer { for fd in fds { try? Syscalls.dmabufSync(fd, start: false, write: true) } }
+        return try body(planes.map { UnsafeMutableRawPointer(mutating: $0.base) })
     }
 
     /// Mean of every `step`-th sample of the first plane (luma for YUV),

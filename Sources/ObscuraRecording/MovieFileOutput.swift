@@ -4,6 +4,7 @@ import ObscuraCapture
 import ObscuraEncoding
 import ObscuraMedia
 import ObscuraMuxing
+import ObscuraOverlay
 import ObscuraSystem
 
 /// How to encode a movie, like AVFoundation's output settings.
@@ -50,6 +51,9 @@ public struct MovieSettings: Sendable, Equatable {
     public static let defaultMaxEncoderDelay: Duration = .milliseconds(100)
     /// The container; nil: from the file name's extension.
     public var container: MovieContainer?
+    /// A caption (date and time from each frame's timestamp, the camera's
+    /// name, a text) drawn into the frames before they are encoded; nil: none.
+    public var overlay: OverlaySettings?
     /// Encrypts the file to these age X25519 recipients as it is written
     /// (its name ends in `.age`: `x.mp4.age`); empty: not encrypted.
     public var recipients: [AgeRecipient] = []
@@ -139,6 +143,10 @@ public struct RecordingProgress: Sendable, Equatable {
     /// counted here or in `droppedFrames`, never both.
     public var skippedFrames = 0
     public var copiesPerFrame = 0.0
+    /// Frames the overlay drew into in place (their buffer held by nobody
+    /// else), and into copies (counted in `copiesPerFrame`).
+    public var overlayInPlace = 0
+    public var overlayCopied = 0
     public var size: PixelSize?
     public var encoder = ""
     /// How frames reach the encoder: wrapped without a copy, or converted (with the cost).
@@ -396,6 +404,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
     /// Fills the pre-record buffer until disarmed or asked to hand over.
     private func buffer(_ arm: PreRecordArm) async -> Carry? {
         var encoder: (any VideoEncoder)?
+        var overlay: FrameOverlay?
         var timeline = RecordingTimeline()
         var format = PixelFormat.nv12
         var size = PixelSize(width: 0, height: 0)
@@ -413,7 +422,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                 return Carry(encoder: encoder, timeline: timeline, entries: ring.take(now: last), trigger: last,
                              format: format, size: size)
             }
-            guard let frame = await queue.next() else {
+            guard var frame = await queue.next() else {
                 if queue.isClosed {
                     // The session stopped: the timeline breaks, start afresh.
                     reset()
@@ -422,6 +431,10 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                 continue
             }
             do {
+                if let wanted = arm.settings.overlay {
+                    if overlay == nil { overlay = try FrameOverlay(settings: wanted, frameSize: frame.size, copies: copies) }
+                    frame = try overlay!.apply(frame)
+                }
                 if encoder == nil {
                     let made = try VideoEncoders.make(settings: arm.settings.encoderSettings(size: frame.size), firstFrame: frame,
                                                       preference: arm.settings.encoders, copies: copies)
@@ -568,6 +581,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
         var windowStartPTS: Int64?
         var lastPTS: Int64?
         let directory = (path as NSString).deletingLastPathComponent
+        var overlay: FrameOverlay?
         // The queue and the copy counter live as long as the output: count
         // from this recording's start.
         let copiesBefore = copies.copies
@@ -673,7 +687,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                 reason = .cameraLost
                 break
             }
-            guard let frame = await queue.next() else {
+            guard var frame = await queue.next() else {
                 if stopRequested { break }
                 if state.withLock({ $0.cameraLost }) {
                     reason = .cameraLost
@@ -689,6 +703,17 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
             if state.withLock({ $0.paused }) {
                 timeline.framePaused()
                 continue
+            }
+            if let wanted = settings.overlay {
+                do {
+                    if overlay == nil { overlay = try FrameOverlay(settings: wanted, frameSize: frame.size, copies: copies) }
+                    frame = try overlay!.apply(frame)
+                    progress.overlayInPlace = overlay!.inPlace
+                    progress.overlayCopied = overlay!.copied
+                } catch {
+                    reason = .error("overlay: \(error)")
+                    break loop
+                }
             }
             do {
                 if encoder == nil {

@@ -83,6 +83,8 @@ extension Syscalls {
 public final class MemoryMapping: @unchecked Sendable {
     public let base: UnsafeMutableRawPointer
     public let length: Int
+    /// Mapped with PROT_WRITE.
+    public let writable: Bool
 
     public init(fd: Int32, offset: Int, length: Int, writable: Bool = false) throws(SystemError) {
         let page = Int(sysconf(Int32(_SC_PAGESIZE)))
@@ -94,6 +96,7 @@ public final class MemoryMapping: @unchecked Sendable {
         }
         base = pointer
         self.length = length
+        self.writable = writable
     }
 
     deinit { munmap(base, length) }

@@ -8,6 +8,7 @@ import ObscuraCapture
 import ObscuraEncoding
 import ObscuraMedia
 import ObscuraMuxing
+import ObscuraOverlay
 import ObscuraPreview
 import ObscuraRecording
 import ObscuraSystem
@@ -35,6 +36,14 @@ struct RecordCommand: AsyncParsableCommand {
     @Option(help: "Encrypt the file as it is written to this age recipient (age1…, age-keygen's public key); repeatable. The output's name ends in .age.")
     var recipient: [String] = []
     @Option(help: "Encrypt to the age recipients in this file (one age1… per line, as `age -R` reads it).") var recipientsFile: String?
+    @Flag(help: "Burn a caption into the frames: the date and time of each frame (its sensor timestamp on the wall clock) and the camera's name.")
+    var overlay = false
+    @Option(help: "With --overlay: a text of one's own on the caption's second line.") var overlayText: String?
+    @Option(help: "With --overlay: top-left, top-right, bottom-left or bottom-right.") var overlayPosition = "top-left"
+    @Option(help: "With --overlay: the text's height in pixels; default a 24th of the frame's height.") var overlaySize: Int?
+    @Option(help: "With --overlay: the text's colour, #rrggbb or white, black, yellow, red, green, blue.") var overlayColour = "white"
+    @Option(help: "With --overlay: box (an opaque box behind the text) or outline (a dark edge around each glyph).") var overlayBackground = "box"
+    @Option(help: "With --overlay: a TrueType font file.") var overlayFont = OverlaySettings.defaultFont
     @Option(help: "Container: mp4, mov or mkv; default: from the output's extension.") var container: String?
     @Option(help: "Camera id (see `obscura devices`), or synthetic; default: the first camera.") var camera: String?
     @Option(help: "Frame size, e.g. 1280x720; default: the camera's for the preset.") var size: String?
@@ -108,6 +117,7 @@ struct RecordCommand: AsyncParsableCommand {
             }()
             try Options.outputFile(plainOutput, "--output", extensions: fileType.pathExtensions)
             if let saveFrame { try Options.outputFile(saveFrame, "--save-frame", extensions: ["ppm"]) }
+            _ = try overlaySettings(cameraName: nil)
             if triggerAfter != nil, preRecord == nil { throw UserFacingError("--trigger-after needs --pre-record") }
             if codec == VideoCodec.fwht.rawValue, fileType != .elementary {
                 throw UserFacingError("--codec fwht has no container; write it as an elementary stream (a name ending in .fwht)")
@@ -187,6 +197,7 @@ struct RecordCommand: AsyncParsableCommand {
         settings.fragmentDuration = .checkedSeconds(fragment)
         settings.container = fileType
         settings.recipients = recipients
+        settings.overlay = try overlaySettings(cameraName: device.localizedName)
         settings.encoders = encoders
         settings.audio = AudioEncoderSettings(codec: audioCodecValue, bitRate: audioBitRate)
 
@@ -265,11 +276,54 @@ struct RecordCommand: AsyncParsableCommand {
               + (preRecord != nil ? String(format: ", pre-roll %.3f s", p.preRoll.seconds) : "")
               + (p.audio.isEmpty ? "" : ", audio \(p.audio) (\(p.audioPackets) packets, drift corrected by \(p.audioCompensatedSamples) samples, \(p.audioDrops) periods dropped, \(session.audioInput?.overruns ?? 0) overruns)")
               + ", finished: \(reason)")
-        if let zero = p.timeZeroNanoseconds { Log.note("time zero: \(zero) ns (CLOCK_MONOTONIC)") }
+        if let zero = p.timeZeroNanoseconds {
+            Log.note("time zero: \(zero) ns (CLOCK_MONOTONIC)")
+            if overlay {
+                let format = ISO8601DateFormatter()
+                format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+                let wall = SystemClock.wallClock(ofMonotonic: zero)
+                Log.note(String(format: "overlay: time zero is %.6f s on the wall clock (%@); drawn in place on %d frames, on copies of %d",
+                                wall.timeIntervalSince1970, format.string(from: wall), p.overlayInPlace, p.overlayCopied))
+            }
+        }
         switch reason {
         case .stopped, .maximumDurationReached, .maximumFileSizeReached: break
         default: throw ExitCode(3)
         }
+    }
+
+    /// The caption asked for (nil without --overlay); errors name the option.
+    func overlaySettings(cameraName: String?) throws -> OverlaySettings? {
+        guard overlay else {
+            if overlayText != nil || overlaySize != nil { throw UserFacingError("--overlay-text and --overlay-size need --overlay") }
+            return nil
+        }
+        var o = OverlaySettings()
+        o.text = overlayText ?? ""
+        o.cameraName = cameraName
+        guard let position = OverlaySettings.Position(rawValue: overlayPosition) else {
+            throw UserFacingError("--overlay-position: \"\(overlayPosition)\" is not allowed; allowed: \(OverlaySettings.Position.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        o.position = position
+        if let overlaySize {
+            guard OverlaySettings.sizes.contains(overlaySize) else {
+                throw UserFacingError("--overlay-size: \(overlaySize) is outside \(OverlaySettings.sizes.lowerBound)…\(OverlaySettings.sizes.upperBound) pixels")
+            }
+            o.size = overlaySize
+        }
+        guard let colour = RGB(parsing: overlayColour) else {
+            throw UserFacingError("--overlay-colour: \"\(overlayColour)\" is not a colour; write #rrggbb or one of \(RGB.named.keys.sorted().joined(separator: ", "))")
+        }
+        o.colour = colour
+        guard let background = OverlaySettings.Background(rawValue: overlayBackground) else {
+            throw UserFacingError("--overlay-background: \"\(overlayBackground)\" is not allowed; allowed: box, outline")
+        }
+        o.background = background
+        guard FileManager.default.isReadableFile(atPath: overlayFont) else {
+            throw UserFacingError("--overlay-font: cannot read \(overlayFont) (a TrueType font; Debian's fonts-dejavu-core has \(OverlaySettings.defaultFont))")
+        }
+        o.font = overlayFont
+        return o
     }
 
     /// A `.partial` left by a recording that was killed: one with no frame

@@ -1,0 +1,309 @@
+import Foundation
+import ObscuraMedia
+
+/// A burned-in caption: the date and time of each frame (from its sensor
+/// timestamp, mapped to the wall clock), the camera's name and a text of
+/// one's own, drawn into the frames before they are encoded.
+public struct OverlaySettings: Sendable, Equatable {
+    public enum Position: String, Sendable, CaseIterable {
+        case topLeft = "top-left", topRight = "top-right", bottomLeft = "bottom-left", bottomRight = "bottom-right"
+    }
+
+    /// What keeps the text readable on any picture: an opaque box behind
+    /// it, or a dark outline around each glyph (the picture shows between).
+    public enum Background: String, Sendable, CaseIterable {
+        case box, outline
+    }
+
+    /// A text of one's own (a second line, after the camera's name); empty: none.
+    public var text = ""
+    /// The camera's name, on the second line; nil: not shown.
+    public var cameraName: String?
+    public var position = Position.topLeft
+    /// The text's height in pixels; 0: a 24th of the frame's height (at least 12).
+    public var size = 0
+    public var colour = RGB(red: 255, green: 255, blue: 255)
+    public var background = Background.box
+    /// A TrueType font (FreeType renders it). The default is in Debian's
+    /// fonts-dejavu-core, which Raspberry Pi OS has too.
+    public var font = Self.defaultFont
+    /// The zone the time is shown in (with its offset, e.g. +01:00).
+    public var timeZone = TimeZone.current
+
+    public static let defaultFont = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono-Bold.ttf"
+    /// Largest text height (pixels).
+    public static let sizes = 8...256
+
+    public init() {}
+
+    /// The pixel height for a frame `height` pixels high.
+    public func pixelHeight(forFrameHeight height: Int) -> Int {
+        size > 0 ? size : max(12, height / 24)
+    }
+}
+
+/// An sRGB colour.
+public struct RGB: Sendable, Equatable, CustomStringConvertible {
+    public var red: UInt8
+    public var green: UInt8
+    public var blue: UInt8
+
+    public init(red: UInt8, green: UInt8, blue: UInt8) {
+        self.red = red
+        self.green = green
+        self.blue = blue
+    }
+
+    /// `#rrggbb`, or one of `named`.
+    public init?(parsing text: String) {
+        let t = text.lowercased()
+        if let named = Self.named[t] {
+            self = named
+            return
+        }
+        guard t.hasPrefix("#"), t.count == 7, let value = UInt32(t.dropFirst(), radix: 16) else { return nil }
+        self.init(red: UInt8(value >> 16 & 0xff), green: UInt8(value >> 8 & 0xff), blue: UInt8(value & 0xff))
+    }
+
+    public static let named: [String: RGB] = [
+        "white": RGB(red: 255, green: 255, blue: 255), "black": RGB(red: 0, green: 0, blue: 0),
+        "yellow": RGB(red: 255, green: 255, blue: 0), "red": RGB(red: 255, green: 0, blue: 0),
+        "green": RGB(red: 0, green: 255, blue: 0), "blue": RGB(red: 0, green: 0, blue: 255),
+    ]
+
+    public var description: String { String(format: "#%02x%02x%02x", red, green, blue) }
+
+    /// Video-range Y′CbCr (BT.601), as 8-bit camera frames carry it.
+    var ycbcr: (y: Int, cb: Int, cr: Int) {
+        let r = Double(red) / 255, g = Double(green) / 255, b = Double(blue) / 255
+        let y = 16 + 65.481 * r + 128.553 * g + 24.966 * b
+        let cb = 128 - 37.797 * r - 74.203 * g + 112.0 * b
+        let cr = 128 + 112.0 * r - 93.786 * g - 18.214 * b
+        return (Int(y.rounded()), Int(cb.rounded()), Int(cr.rounded()))
+    }
+}
+
+/// Draws the caption into 8-bit 4:2:0 frames (NV12, YUV420). The caption
+/// is laid out once per second (when its text changes) into a patch of
+/// per-pixel weights; each frame then costs one multiply-add per pixel of
+/// the patch (an opaque box: a plain copy of it).
+///
+/// Not Sendable: a recording's frame loop owns it.
+public final class OverlayRenderer {
+    public let settings: OverlaySettings
+    public let frameSize: PixelSize
+    private let font: OverlayFont
+    private let formatter: DateFormatter
+    /// The patch for the current text.
+    private var patch: Patch?
+    private var patchText = ""
+
+    /// The formats it draws on.
+    public static let formats: [PixelFormat] = [.nv12, .yuv420]
+
+    public init(settings: OverlaySettings, frameSize: PixelSize) throws(OverlayError) {
+        self.settings = settings
+        self.frameSize = frameSize
+        font = try OverlayFont(path: settings.font, pixelHeight: settings.pixelHeight(forFrameHeight: frameSize.height))
+        formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = settings.timeZone
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss xxx"
+    }
+
+    /// The caption's lines for a frame taken at `date`.
+    public func lines(at date: Date) -> [String] {
+        // The second the frame was taken in (never rounded up).
+        let second = Date(timeIntervalSince1970: (date.timeIntervalSince1970).rounded(.down))
+        var lines = [formatter.string(from: second)]
+        let caption = [settings.cameraName ?? "", settings.text].filter { !$0.isEmpty }.joined(separator: "  ")
+        if !caption.isEmpty { lines.append(caption) }
+        return lines
+    }
+
+    /// Where the caption is in the frame (even-aligned; clipped to it).
+    public func region(at date: Date) -> (x: Int, y: Int, width: Int, height: Int) {
+        let p = patchFor(lines(at: date))
+        return (p.x, p.y, p.width, p.height)
+    }
+
+    /// Per pixel: out = (in × keep + add) / 256, for luma and for each
+    /// chroma sample (at half resolution, weights averaged over 2×2).
+    struct Patch {
+        var x = 0, y = 0, width = 0, height = 0
+        var keep: [UInt16] = [], add: [UInt16] = []
+        var chromaKeep: [UInt16] = [], addCb: [UInt16] = [], addCr: [UInt16] = []
+        /// Every luma weight is 0: the patch is simply copied.
+        var opaque = false
+        var luma: [UInt8] = []
+    }
+
+    private func patchFor(_ lines: [String]) -> Patch {
+        let text = lines.joined(separator: "\n")
+        if let patch, text == patchText { return patch }
+        let made = layOut(lines)
+        patch = made
+        patchText = text
+        return made
+    }
+
+    private func layOut(_ lines: [String]) -> Patch {
+        let lineHeight = font.ascender + font.descender
+        let pad = max(2, font.pixelHeight / 4)
+        let widths = lines.map { $0.unicodeScalars.reduce(0) { $0 + font.glyph($1).advance } }
+        var width = (widths.max() ?? 0) + 2 * pad
+        var height = lines.count * lineHeight + 2 * pad
+        width += width & 1
+        height += height & 1
+        // Text coverage.
+        var coverage = [UInt8](repeating: 0, count: width * height)
+        for (n, line) in lines.enumerated() {
+            var pen = pad
+            let baseline = pad + n * lineHeight + font.ascender
+            for scalar in line.unicodeScalars {
+                let g = font.glyph(scalar)
+                for row in 0..<g.rows {
+                    let y = baseline - g.top + row
+                    guard y >= 0, y < height else { continue }
+                    for column in 0..<g.width {
+                        let x = pen + g.left + column
+                        guard x >= 0, x < width else { continue }
+                        let c = g.coverage[row * g.width + column]
+                        if c > coverage[y * width + x] { coverage[y * width + x] = c }
+                    }
+                }
+                pen += g.advance
+            }
+        }
+        // The layer under the text: the whole box, or the text grown by a
+        // few pixels (its outline).
+        var under = [UInt8](repeating: 0, count: width * height)
+        switch settings.background {
+        case .box:
+            under = [UInt8](repeating: 255, count: width * height)
+        case .outline:
+            let r = max(1, font.pixelHeight / 12)
+            for y in 0..<height {
+                for x in 0..<width {
+                    var m: UInt8 = 0
+                    for dy in -r...r where y + dy >= 0 && y + dy < height {
+                        for dx in -r...r where x + dx >= 0 && x + dx < width {
+                            m = max(m, coverage[(y + dy) * width + x + dx])
+                        }
+                    }
+                    under[y * width + x] = m
+                }
+            }
+        }
+        let ink = settings.colour.ycbcr
+        let dark = (y: 16, cb: 128, cr: 128)
+        var p = Patch()
+        p.width = min(width, frameSize.width - frameSize.width % 2)
+        p.height = min(height, frameSize.height - frameSize.height % 2)
+        let margin = max(2, font.pixelHeight / 2) & ~1
+        let left = settings.position == .topLeft || settings.position == .bottomLeft
+        let top = settings.position == .topLeft || settings.position == .topRight
+        p.x = max(0, left ? margin : (frameSize.width - p.width - margin) & ~1)
+        p.y = max(0, top ? margin : (frameSize.height - p.height - margin) & ~1)
+        p.keep = [UInt16](repeating: 0, count: p.width * p.height)
+        p.add = [UInt16](repeating: 0, count: p.width * p.height)
+        // Weights in 1/256: the under layer, then the text over it.
+        var alphaUnder = [Int](repeating: 0, count: p.width * p.height)
+        var alphaText = [Int](repeating: 0, count: p.width * p.height)
+        for y in 0..<p.height {
+            for x in 0..<p.width {
+                let a1 = Int(under[y * width + x]) * 256 / 255
+                let a2 = Int(coverage[y * width + x]) * 256 / 255
+                alphaUnder[y * p.width + x] = a1
+                alphaText[y * p.width + x] = a2
+                // keep = (256 - a1)(256 - a2) / 256; add = dark·a1·(256 - a2)/256 + ink·a2
+                let keep = (256 - a1) * (256 - a2) / 256
+                let add = dark.y * a1 * (256 - a2) / 256 + ink.y * a2
+                p.keep[y * p.width + x] = UInt16(keep)
+                p.add[y * p.width + x] = UInt16(min(add, 255 * 256))
+            }
+        }
+        p.opaque = p.keep.allSatisfy { $0 == 0 }
+        if p.opaque { p.luma = p.add.map { UInt8(min(255, (Int($0) + 128) >> 8)) } }
+        let cw = p.width / 2, ch = p.height / 2
+        p.chromaKeep = [UInt16](repeating: 0, count: cw * ch)
+        p.addCb = [UInt16](repeating: 0, count: cw * ch)
+        p.addCr = [UInt16](repeating: 0, count: cw * ch)
+        for y in 0..<ch {
+            for x in 0..<cw {
+                var a1 = 0, a2 = 0
+                for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+                    a1 += alphaUnder[(2 * y + dy) * p.width + 2 * x + dx]
+                    a2 += alphaText[(2 * y + dy) * p.width + 2 * x + dx]
+                }
+                a1 /= 4
+                a2 /= 4
+                let i = y * cw + x
+                p.chromaKeep[i] = UInt16((256 - a1) * (256 - a2) / 256)
+                p.addCb[i] = UInt16(min(dark.cb * a1 * (256 - a2) / 256 + ink.cb * a2, 255 * 256))
+                p.addCr[i] = UInt16(min(dark.cr * a1 * (256 - a2) / 256 + ink.cr * a2, 255 * 256))
+            }
+        }
+        return p
+    }
+
+    /// Draws the caption for `date` into a frame's planes (NV12: Y, CbCr;
+    /// YUV420: Y, Cb, Cr), which the caller may write.
+    public func draw(planes: [UnsafeMutableRawPointer], strides: [Int], format: PixelFormat, at date: Date) throws(OverlayError) {
+        guard Self.formats.contains(format) else {
+            throw OverlayError("the overlay draws on \(Self.formats.map(\.description).joined(separator: " or ")) frames, not \(format)")
+        }
+        guard planes.count >= (format == .nv12 ? 2 : 3), strides.count == planes.count else {
+            throw OverlayError("a \(format) frame with \(planes.count) planes")
+        }
+        let p = patchFor(lines(at: date))
+        let luma = planes[0].assumingMemoryBound(to: UInt8.self)
+        for row in 0..<p.height {
+            let line = luma + (p.y + row) * strides[0] + p.x
+            let base = row * p.width
+            if p.opaque {
+                p.luma.withUnsafeBufferPointer { line.update(from: $0.baseAddress! + base, count: p.width) }
+                continue
+            }
+            for x in 0..<p.width {
+                let keep = Int(p.keep[base + x])
+                guard keep != 256 else { continue }
+                line[x] = UInt8((Int(line[x]) * keep + Int(p.add[base + x]) + 128) >> 8)
+            }
+        }
+        let cw = p.width / 2
+        for row in 0..<(p.height / 2) {
+            let base = row * cw
+            let cy = p.y / 2 + row
+            if format == .nv12 {
+                let line = planes[1].assumingMemoryBound(to: UInt8.self) + cy * strides[1] + p.x
+                for x in 0..<cw {
+                    let keep = Int(p.chromaKeep[base + x])
+                    guard keep != 256 else { continue }
+                    line[2 * x] = UInt8((Int(line[2 * x]) * keep + Int(p.addCb[base + x]) + 128) >> 8)
+                    line[2 * x + 1] = UInt8((Int(line[2 * x + 1]) * keep + Int(p.addCr[base + x]) + 128) >> 8)
+                }
+            } else {
+                let cb = planes[1].assumingMemoryBound(to: UInt8.self) + cy * strides[1] + p.x / 2
+                let cr = planes[2].assumingMemoryBound(to: UInt8.self) + cy * strides[2] + p.x / 2
+                for x in 0..<cw {
+                    let keep = Int(p.chromaKeep[base + x])
+                    guard keep != 256 else { continue }
+                    cb[x] = UInt8((Int(cb[x]) * keep + Int(p.addCb[base + x]) + 128) >> 8)
+                    cr[x] = UInt8((Int(cr[x]) * keep + Int(p.addCr[base + x]) + 128) >> 8)
+                }
+            }
+        }
+    }
+
+    /// The caption's luma for `date` over a mid-grey picture, as the patch's
+    /// rows (for comparing a decoded frame's region with what was meant).
+    public func referenceLuma(at date: Date, background: UInt8 = 128) -> (x: Int, y: Int, width: Int, height: Int, luma: [UInt8]) {
+        let p = patchFor(lines(at: date))
+        var out = [UInt8](repeating: background, count: p.width * p.height)
+        for i in 0..<out.count where p.keep[i] != 256 {
+            out[i] = UInt8((Int(background) * Int(p.keep[i]) + Int(p.add[i]) + 128) >> 8)
+        }
+        return (p.x, p.y, p.width, p.height, out)
+    }
+}
