@@ -98,8 +98,20 @@ public final class OverlayRenderer {
     private var patch: Patch?
     private var patchText = ""
 
-    /// The formats it draws on.
-    public static let formats: [PixelFormat] = [.nv12, .yuv420]
+    /// The formats it draws on: 8-bit 4:2:0 YUV, and packed 8-bit RGB (what
+    /// vimc and USB cameras give).
+    public static let formats: [PixelFormat] = [.nv12, .yuv420, .bgr888, .rgb888, .xrgb8888, .argb8888, .xbgr8888]
+
+    /// Packed RGB: bytes per pixel and where red, green and blue are in one.
+    static func rgbLayout(_ format: PixelFormat) -> (bytes: Int, r: Int, g: Int, b: Int)? {
+        switch format.info?.ffmpegName {
+        case "rgb24": (3, 0, 1, 2)
+        case "bgr24": (3, 2, 1, 0)
+        case "bgr0", "bgra": (4, 2, 1, 0)
+        case "rgb0", "rgba": (4, 0, 1, 2)
+        default: nil
+        }
+    }
 
     public init(settings: OverlaySettings, frameSize: PixelSize) throws(OverlayError) {
         self.settings = settings
@@ -133,6 +145,8 @@ public final class OverlayRenderer {
         var x = 0, y = 0, width = 0, height = 0
         var keep: [UInt16] = [], add: [UInt16] = []
         var chromaKeep: [UInt16] = [], addCb: [UInt16] = [], addCr: [UInt16] = []
+        /// Packed RGB: what each channel gains (luma's `keep` applies).
+        var addR: [UInt16] = [], addG: [UInt16] = [], addB: [UInt16] = []
         /// Every luma weight is 0: the patch is simply copied.
         var opaque = false
         var luma: [UInt8] = []
@@ -223,6 +237,10 @@ public final class OverlayRenderer {
                 p.add[y * p.width + x] = UInt16(min(add, 255 * 256))
             }
         }
+        // The same layers in RGB: the dark layer is black, so only the ink adds.
+        p.addR = alphaText.map { UInt16(min(Int(settings.colour.red) * $0, 255 * 256)) }
+        p.addG = alphaText.map { UInt16(min(Int(settings.colour.green) * $0, 255 * 256)) }
+        p.addB = alphaText.map { UInt16(min(Int(settings.colour.blue) * $0, 255 * 256)) }
         p.opaque = p.keep.allSatisfy { $0 == 0 }
         if p.opaque { p.luma = p.add.map { UInt8(min(255, (Int($0) + 128) >> 8)) } }
         let cw = p.width / 2, ch = p.height / 2
@@ -253,10 +271,27 @@ public final class OverlayRenderer {
         guard Self.formats.contains(format) else {
             throw OverlayError("the overlay draws on \(Self.formats.map(\.description).joined(separator: " or ")) frames, not \(format)")
         }
+        let p = patchFor(lines(at: date))
+        if let rgb = Self.rgbLayout(format) {
+            guard let plane = planes.first, let stride = strides.first else { throw OverlayError("a \(format) frame with no plane") }
+            let pixels = plane.assumingMemoryBound(to: UInt8.self)
+            for row in 0..<p.height {
+                let line = pixels + (p.y + row) * stride + p.x * rgb.bytes
+                let base = row * p.width
+                for x in 0..<p.width {
+                    let keep = Int(p.keep[base + x])
+                    guard keep != 256 else { continue }
+                    let px = line + x * rgb.bytes
+                    px[rgb.r] = UInt8((Int(px[rgb.r]) * keep + Int(p.addR[base + x]) + 128) >> 8)
+                    px[rgb.g] = UInt8((Int(px[rgb.g]) * keep + Int(p.addG[base + x]) + 128) >> 8)
+                    px[rgb.b] = UInt8((Int(px[rgb.b]) * keep + Int(p.addB[base + x]) + 128) >> 8)
+                }
+            }
+            return
+        }
         guard planes.count >= (format == .nv12 ? 2 : 3), strides.count == planes.count else {
             throw OverlayError("a \(format) frame with \(planes.count) planes")
         }
-        let p = patchFor(lines(at: date))
         let luma = planes[0].assumingMemoryBound(to: UInt8.self)
         for row in 0..<p.height {
             let line = luma + (p.y + row) * strides[0] + p.x

@@ -51,6 +51,10 @@ public struct MovieSettings: Sendable, Equatable {
     public static let defaultMaxEncoderDelay: Duration = .milliseconds(100)
     /// The container; nil: from the file name's extension.
     public var container: MovieContainer?
+    /// A file that gets each frame's time as it is stored (mkvmerge's
+    /// "timestamp format v2", milliseconds from the first frame): what an
+    /// elementary stream, which has no timestamps, needs to be muxed later.
+    public var timestampsFile: String?
     /// A caption (date and time from each frame's timestamp, the camera's
     /// name, a text) drawn into the frames before they are encoded; nil: none.
     public var overlay: OverlaySettings?
@@ -649,6 +653,16 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                 }
             },
             creationTime: settings.creationTime.mapping)
+        if let file = settings.timestampsFile {
+            if FileManager.default.createFile(atPath: file, contents: Data("# timestamp format v2\n".utf8)),
+               let handle = FileHandle(forWritingAtPath: file) {
+                handle.seekToEndOfFile()
+                sink.timestamps = handle
+            } else {
+                progress.fileNotes.append("\(file): cannot be written (\(String(cString: strerror(errno)))); no timestamps kept")
+            }
+        }
+        defer { try? sink.timestamps?.close() }
         /// Writes packets; says what the file stage did.
         func write(_ packets: [EncodedPacket], _ made: any VideoEncoder) throws {
             defer { report() }

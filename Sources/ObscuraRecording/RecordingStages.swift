@@ -142,6 +142,9 @@ final class SegmentedFileSink {
     let partialDirectory: String?
     /// Each file is encrypted to these (age); empty: not encrypted.
     let recipients: [AgeRecipient]
+    /// Each video frame's time, written as it is stored (mkvmerge's
+    /// "timestamp format v2": milliseconds, one line per frame).
+    var timestamps: FileHandle?
     /// Whether each file's first packet is its time zero (a movie output);
     /// else encoder time is file time (an asset writer's session start).
     let startsAtFirstPacket: Bool
@@ -274,6 +277,10 @@ final class SegmentedFileSink {
             keyframeRequested = false
         }
         newestVideoPTS = max(newestVideoPTS ?? packet.pts, packet.pts)
+        if let timestamps {
+            // Milliseconds from the recording's time zero, in stored order.
+            timestamps.write(Data(String(format: "%.3f\n", Double(packet.pts - fileBase) / 1000).utf8))
+        }
         if segmentBase != 0 { packet.rebase(by: segmentBase) }
         try writer!.write(packet)
         frames += 1

@@ -542,6 +542,10 @@ public actor RecorderService {
         s.codec = configuration.codec
         s.container = configuration.recordingContainer
         s.recipients = configuration.recipients
+        if var overlay = configuration.overlay {
+            if configuration.overlayCameraName { overlay.cameraName = device.localizedName }
+            s.overlay = overlay
+        }
         s.averageBitRate = configuration.bitRate ?? profile.bitRate
         s.preset = profile.preset
         s.nominalFrameRate = frameRate

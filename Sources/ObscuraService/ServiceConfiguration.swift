@@ -4,6 +4,7 @@ import ObscuraSystem
 import ObscuraEncoding
 import ObscuraMedia
 import ObscuraMuxing
+import ObscuraOverlay
 
 /// The recorder service's configuration (/etc/obscura/obscura.toml). Every
 /// key is optional; without a file the defaults below apply. Errors name the
@@ -57,6 +58,16 @@ import ObscuraMuxing
 /// quota_mb = 0                    # loop recording on the drive; 0: no quota
 /// min_free_space_mb = 256
 ///
+/// [overlay]
+/// enabled = false                 # a caption burned into every recorded frame
+/// text = ""                       # a text of one's own (second line)
+/// camera_name = true              # the camera's name on the second line
+/// position = "top-left"           # top-left, top-right, bottom-left, bottom-right
+/// size = 0                        # text height in pixels; 0: a 24th of the frame's height
+/// colour = "white"                # #rrggbb or white, black, yellow, red, green, blue
+/// background = "box"              # box (opaque, behind the text) or outline
+/// font = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono-Bold.ttf"
+///
 /// [encryption]
 /// recipients = ["age1…"]          # age X25519 public keys (age-keygen's): recordings and
 ///                                 # photos are encrypted to them as they are written (.age)
@@ -75,6 +86,10 @@ public struct ServiceConfiguration: Sendable, Equatable {
     /// an elementary stream; every other codec in `container`.
     public var recordingContainer: MovieContainer { codec == .fwht ? .elementary : container }
     public var recordingExtension: String { (codec == .fwht ? "fwht" : container.rawValue) + (recipients.isEmpty ? "" : ".age") }
+    /// The caption burned into recordings (`[overlay]`); nil: none. Its
+    /// camera name is filled in from the camera when `overlayCameraName`.
+    public var overlay: OverlaySettings?
+    public var overlayCameraName = true
     /// Recordings and photos are encrypted to these (age); empty: not.
     public var recipients: [AgeRecipient] = []
     /// A photo's name ends so: `.jpg`, or `.jpg.age` when encrypted.
@@ -198,6 +213,7 @@ public struct ServiceConfiguration: Sendable, Equatable {
             _ = try reader.int("usb.quota_mb", Limits.quotaMegabytes)
             _ = try reader.int("usb.min_free_space_mb", Limits.freeSpaceMegabytes)
         }
+        try readOverlay(reader, file: path)
         for text in try reader.strings("encryption.recipients") ?? [] {
             do { recipients.append(try AgeRecipient(text)) } catch {
                 throw ConfigurationError(file: path, line: reader.document.values["encryption.recipients"]?.line,
@@ -218,6 +234,41 @@ public struct ServiceConfiguration: Sendable, Equatable {
             }
         }
         try reader.rejectUnknownKeys()
+    }
+
+    /// `[overlay]`: every key read (so none is unknown), checked when enabled.
+    private mutating func readOverlay(_ reader: TOMLReader, file path: String) throws(ConfigurationError) {
+        func fail(_ key: String, _ message: String) -> ConfigurationError {
+            ConfigurationError(file: path, line: reader.document.values[key]?.line, key: key, message: message)
+        }
+        let enabled = try reader.bool("overlay.enabled") ?? false
+        var o = OverlaySettings()
+        o.text = try reader.string("overlay.text") ?? ""
+        overlayCameraName = try reader.bool("overlay.camera_name") ?? true
+        if let position = try reader.string("overlay.position", allowed: OverlaySettings.Position.allCases.map(\.rawValue)) {
+            o.position = OverlaySettings.Position(rawValue: position)!
+        }
+        if let size = try reader.int("overlay.size") {
+            guard size == 0 || OverlaySettings.sizes.contains(size) else {
+                throw fail("overlay.size", "\(size) is not 0 (a 24th of the frame's height) nor within \(OverlaySettings.sizes.lowerBound)…\(OverlaySettings.sizes.upperBound) pixels")
+            }
+            o.size = size
+        }
+        if let text = try reader.string("overlay.colour") {
+            guard let colour = RGB(parsing: text) else {
+                throw fail("overlay.colour", "\"\(text)\" is not a colour; write #rrggbb or one of \(RGB.named.keys.sorted().joined(separator: ", "))")
+            }
+            o.colour = colour
+        }
+        if let background = try reader.string("overlay.background", allowed: OverlaySettings.Background.allCases.map(\.rawValue)) {
+            o.background = OverlaySettings.Background(rawValue: background)!
+        }
+        if let font = try reader.string("overlay.font") { o.font = font }
+        guard enabled else { return }
+        guard FileManager.default.isReadableFile(atPath: o.font) else {
+            throw fail("overlay.font", "cannot read \(o.font): a TrueType font file is needed (Debian's fonts-dejavu-core has \(OverlaySettings.defaultFont))")
+        }
+        overlay = o
     }
 
     /// The file at `path` if given, else /etc/obscura/obscura.toml when it

@@ -36,6 +36,8 @@ struct RecordCommand: AsyncParsableCommand {
     @Option(help: "Encrypt the file as it is written to this age recipient (age1…, age-keygen's public key); repeatable. The output's name ends in .age.")
     var recipient: [String] = []
     @Option(help: "Encrypt to the age recipients in this file (one age1… per line, as `age -R` reads it).") var recipientsFile: String?
+    @Option(help: "Write each frame's time (milliseconds from the first, in stored order) to this file, in mkvmerge's timestamp format v2: what an elementary stream needs to be muxed later.")
+    var timestamps: String?
     @Flag(help: "Burn a caption into the frames: the date and time of each frame (its sensor timestamp on the wall clock) and the camera's name.")
     var overlay = false
     @Option(help: "With --overlay: a text of one's own on the caption's second line.") var overlayText: String?
@@ -118,6 +120,8 @@ struct RecordCommand: AsyncParsableCommand {
             try Options.outputFile(plainOutput, "--output", extensions: fileType.pathExtensions)
             if let saveFrame { try Options.outputFile(saveFrame, "--save-frame", extensions: ["ppm"]) }
             _ = try overlaySettings(cameraName: nil)
+            if overlay, through == "asset-writer" { throw UserFacingError("--overlay captions the movie output's frames; not with --through asset-writer") }
+            if let timestamps { try Options.outputFile(timestamps, "--timestamps", extensions: nil) }
             if triggerAfter != nil, preRecord == nil { throw UserFacingError("--trigger-after needs --pre-record") }
             if codec == VideoCodec.fwht.rawValue, fileType != .elementary {
                 throw UserFacingError("--codec fwht has no container; write it as an elementary stream (a name ending in .fwht)")
@@ -198,6 +202,7 @@ struct RecordCommand: AsyncParsableCommand {
         settings.container = fileType
         settings.recipients = recipients
         settings.overlay = try overlaySettings(cameraName: device.localizedName)
+        settings.timestampsFile = timestamps
         settings.encoders = encoders
         settings.audio = AudioEncoderSettings(codec: audioCodecValue, bitRate: audioBitRate)
 
@@ -283,7 +288,8 @@ struct RecordCommand: AsyncParsableCommand {
                 format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
                 let wall = SystemClock.wallClock(ofMonotonic: zero)
                 Log.note(String(format: "overlay: time zero is %.6f s on the wall clock (%@); drawn in place on %d frames, on copies of %d",
-                                wall.timeIntervalSince1970, format.string(from: wall), p.overlayInPlace, p.overlayCopied))
+                                wall.timeIntervalSince1970, format.string(from: wall), p.overlayInPlace, p.overlayCopied)
+                         + "; caption's camera name \"\(settings.overlay?.cameraName ?? "")\"")
             }
         }
         switch reason {

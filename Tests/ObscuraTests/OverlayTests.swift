@@ -1,5 +1,6 @@
 import Foundation
 import ObscuraOverlay
+@testable import ObscuraService
 import Testing
 import TestSupport
 
@@ -63,6 +64,32 @@ import TestSupport
                              (["--overlay-font", "/nonexistent.ttf"], "--overlay-font: cannot read /nonexistent.ttf")] {
             let run = try runProgram(obscura, ["record", "--camera", "synthetic", "--duration", "1", "--overlay", "--output", "/tmp/x.mp4"] + args)
             #expect(run.status != 0 && run.stderr.contains(says), "\(args): \(run.stderr)")
+        }
+    }
+
+    @Test func theServiceReadsItsOverlayAndNamesABadKey() throws {
+        func configuration(_ text: String) throws(ConfigurationError) -> ServiceConfiguration {
+            try ServiceConfiguration(reading: TOMLReader(try TOMLDocument(file: "obscura.toml", text: text)), file: "obscura.toml")
+        }
+        let c = try configuration("[overlay]\nenabled = true\ntext = \"Gate 3\"\nposition = \"bottom-right\"\nsize = 20\ncolour = \"#ffff00\"\nbackground = \"outline\"\n")
+        #expect(c.overlay?.text == "Gate 3" && c.overlay?.position == .bottomRight && c.overlay?.size == 20)
+        #expect(c.overlay?.colour == RGB(red: 255, green: 255, blue: 0) && c.overlay?.background == .outline && c.overlayCameraName)
+        #expect(try configuration("[overlay]\nenabled = false\ntext = \"x\"\n").overlay == nil)
+        #expect(try ServiceConfiguration(contentsOf: packageRoot + "/deploy/obscura.toml").overlay == nil)
+        for (text, key, start) in [
+            ("[overlay]\nenabled = true\nposition = \"middle\"\n", "overlay.position", "\"middle\" is not allowed"),
+            ("[overlay]\nenabled = true\nsize = 3\n", "overlay.size", "3 is not 0"),
+            ("[overlay]\nenabled = true\ncolour = \"teal\"\n", "overlay.colour", "\"teal\" is not a colour"),
+            ("[overlay]\nenabled = true\nbackground = \"shadow\"\n", "overlay.background", "\"shadow\" is not allowed"),
+            ("[overlay]\nenabled = true\nfont = \"/nonexistent.ttf\"\n", "overlay.font", "cannot read /nonexistent.ttf"),
+            ("[overlay]\nshadow = true\n", "overlay.shadow", ""),
+        ] {
+            do {
+                _ = try configuration(text)
+                Issue.record("accepted: \(text)")
+            } catch {
+                #expect(error.key == key && error.message.hasPrefix(start), "\(error)")
+            }
         }
     }
 }

@@ -39,15 +39,36 @@ public enum OverlayCheck {
         let decoded = try runProgram("ffmpeg", ["-v", "error", "-y", "-i", file, "-vsync", "passthrough", "-f", "rawvideo", "-pix_fmt", "gray", raw])
         guard decoded.status == 0 else { throw OverlayError("ffmpeg could not decode \(file): \(decoded.stderr)") }
         defer { unlink(raw) }
-        let luma = try [UInt8](Data(contentsOf: URL(fileURLWithPath: raw)))
+        return try check(luma: [UInt8](Data(contentsOf: URL(fileURLWithPath: raw))), times: times, size: size,
+                         settings: settings, wallZero: wallZero, what: file)
+    }
+
+    /// Checks raw RGB frames (memory order R, G, B: what `obscura decode
+    /// --pixel-format BG24` writes) against a timestamps file in mkvmerge's
+    /// format v2 (`obscura record --timestamps`).
+    public static func check(rgb24 file: String, timestamps: String, size: (Int, Int), settings: OverlaySettings,
+                             wallZero: Double) throws -> [Frame] {
+        let times = try String(contentsOfFile: timestamps, encoding: .utf8).split(separator: "\n")
+            .filter { !$0.hasPrefix("#") }.compactMap { Double($0).map { $0 / 1000 } }
+        let rgb = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
+        var luma = [UInt8](repeating: 0, count: rgb.count / 3)
+        for i in 0..<luma.count {
+            let y = 16 + (65.481 * Double(rgb[3 * i]) + 128.553 * Double(rgb[3 * i + 1]) + 24.966 * Double(rgb[3 * i + 2])) / 255
+            luma[i] = UInt8(min(255, max(0, y.rounded())))
+        }
+        return try check(luma: luma, times: times, size: size, settings: settings, wallZero: wallZero, what: file)
+    }
+
+    static func check(luma: [UInt8], times: [Double], size: (Int, Int), settings: OverlaySettings, wallZero: Double,
+                      what: String) throws -> [Frame] {
         let (w, h) = size
         // One decoded picture per frame listed, in the same order.
         guard luma.count == times.count * w * h else {
-            throw OverlayError("\(file): \(times.count) frames listed, \(luma.count / (w * h)) decoded")
+            throw OverlayError("\(what): \(times.count) frames listed, \(luma.count / (w * h)) decoded")
         }
         let renderer = try OverlayRenderer(settings: settings, frameSize: .init(width: w, height: h))
         var frames: [Frame] = []
-        for (i, t) in times.enumerated() where (i + 1) * w * h <= luma.count {
+        for (i, t) in times.enumerated() {
             let date = Date(timeIntervalSince1970: wallZero + t)
             let second = date.timeIntervalSince1970.rounded(.down)
             // The neighbouring second nearest this frame's time.
@@ -68,6 +89,12 @@ public enum OverlayCheck {
             frames.append(Frame(index: i, time: t, expected: n > 0 ? sumWant / n : 0, other: n > 0 ? sumOther / n : 0))
         }
         return frames
+    }
+
+    /// The camera name the report says the caption carries.
+    public static func cameraName(in said: String) -> String? {
+        guard let range = said.range(of: "caption's camera name \"") else { return nil }
+        return String(said[range.upperBound...].prefix { $0 != "\"" })
     }
 
     /// The longest run of consecutive right frames that spans a second

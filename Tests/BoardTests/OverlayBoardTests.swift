@@ -1,0 +1,54 @@
+import Foundation
+import ObscuraOverlay
+import Testing
+import TestSupport
+
+extension VirtualBoardTests {
+/// The burned-in caption on vimc's frames (BGR888 through libcamera), both
+/// ways to the encoder: libx264, and vicodec's V4L2 memory-to-memory encoder
+/// (the frames imported by dmabuf). Every frame is decoded on the test
+/// machine — the H.264 file by FFmpeg, the FWHT stream by vicodec's decoder
+/// on the board — and its caption compared with the renderer's own for the
+/// second that frame's timestamp falls in.
+@Suite struct OverlayBoardTests {
+    @Test func vimcFramesCarryTheirOwnSecondThroughBothEncoders() throws {
+        let shared = ".build/overlay-board-\(getpid())"
+        let work = packageRoot + "/" + shared
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let result = try VirtualBoard.run("""
+            out=\(shared)
+            .build/debug/obscura record --size 640x480 --duration 4 --overlay --overlay-text "Gate 3" \
+                --output $out/sw.mp4 > $out/sw.out 2> $out/sw.log; echo "sw-rc=$?"
+            .build/debug/obscura record --size 648x480 --codec fwht --encoder v4l2m2m --duration 4 --overlay --overlay-text "Gate 3" \
+                --timestamps $out/hw.txt --output $out/hw.fwht > $out/hw.out 2> $out/hw.log; echo "hw-rc=$?"
+            .build/debug/obscura decode --input $out/hw.fwht --codec fwht --size 648x480 --pixel-format BG24 --output $out/hw.rgb \
+                > /dev/null 2> $out/decode.log; echo "decode-rc=$?"
+            tail -n 3 $out/sw.log $out/sw.out $out/hw.log $out/hw.out $out/decode.log
+            """, timeout: 300)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains("sw-rc=0") && lines.contains("hw-rc=0") && lines.contains("decode-rc=0"), "\(result.stdout)")
+        for (name, size) in [("sw", (636, 480)), ("hw", (648, 480))] {
+            let said = try String(contentsOfFile: "\(work)/\(name).log", encoding: .utf8)
+                + String(contentsOfFile: "\(work)/\(name).out", encoding: .utf8)
+            let zero = try #require(OverlayCheck.wallZero(in: said), "\(name): \(said)")
+            var settings = OverlaySettings()
+            settings.text = "Gate 3"
+            settings.cameraName = try #require(OverlayCheck.cameraName(in: said), "\(said)")
+            // The board's clock zone is UTC, as the caption's is there.
+            settings.timeZone = TimeZone(identifier: "UTC")!
+            let frames = name == "sw"
+                ? try OverlayCheck.check(file: "\(work)/sw.mp4", size: size, settings: settings, wallZero: zero)
+                : try OverlayCheck.check(rgb24: "\(work)/hw.rgb", timestamps: "\(work)/hw.txt", size: size, settings: settings, wallZero: zero)
+            for f in frames where !f.right {
+                Issue.record("\(name) frame \(f.index) at \(f.time) s: \(f.expected) from its own second's caption, \(f.other) from the other's")
+            }
+            let run = OverlayCheck.longestRightRunAcrossASecond(frames, wallZero: zero)
+            #expect(run >= 30, "\(name): \(frames.count) frames, longest right run across a second \(run)")
+            #expect(said.contains("on copies of 0"), "\(name): the recorder was the frames' only output: \(said)")
+            print("OverlayBoardTests \(name): \(frames.count) frames right, \(run) in a row across a second; \(said.split(separator: "\n").first { $0.contains("overlay:") } ?? "")")
+        }
+    }
+}
+}
