@@ -147,9 +147,13 @@ public final class OverlayRenderer {
         var chromaKeep: [UInt16] = [], addCb: [UInt16] = [], addCr: [UInt16] = []
         /// Packed RGB: what each channel gains (luma's `keep` applies).
         var addR: [UInt16] = [], addG: [UInt16] = [], addB: [UInt16] = []
-        /// Every luma weight is 0: the patch is simply copied.
+        /// Every weight is 0 (an opaque box): the patch's own pixels are
+        /// copied row by row, precomputed per layout.
         var opaque = false
         var luma: [UInt8] = []
+        var cb: [UInt8] = [], cr: [UInt8] = [], cbcr: [UInt8] = []
+        /// Packed RGB rows, by (bytes per pixel, r, g, b) offsets.
+        var rgbRows: [Int: [UInt8]] = [:]
     }
 
     private func patchFor(_ lines: [String]) -> Patch {
@@ -242,7 +246,8 @@ public final class OverlayRenderer {
         p.addG = alphaText.map { UInt16(min(Int(settings.colour.green) * $0, 255 * 256)) }
         p.addB = alphaText.map { UInt16(min(Int(settings.colour.blue) * $0, 255 * 256)) }
         p.opaque = p.keep.allSatisfy { $0 == 0 }
-        if p.opaque { p.luma = p.add.map { UInt8(min(255, (Int($0) + 128) >> 8)) } }
+        func value(_ add: UInt16) -> UInt8 { UInt8(min(255, (Int(add) + 128) >> 8)) }
+        if p.opaque { p.luma = p.add.map(value) }
         let cw = p.width / 2, ch = p.height / 2
         p.chromaKeep = [UInt16](repeating: 0, count: cw * ch)
         p.addCb = [UInt16](repeating: 0, count: cw * ch)
@@ -262,7 +267,29 @@ public final class OverlayRenderer {
                 p.addCr[i] = UInt16(min(dark.cr * a1 * (256 - a2) / 256 + ink.cr * a2, 255 * 256))
             }
         }
+        if p.opaque && p.chromaKeep.allSatisfy({ $0 == 0 }) {
+            p.cb = p.addCb.map(value)
+            p.cr = p.addCr.map(value)
+            p.cbcr = zip(p.cb, p.cr).flatMap { [$0, $1] }
+        } else {
+            p.opaque = false
+        }
         return p
+    }
+
+    /// An opaque patch's pixels as packed RGB rows (made once per layout).
+    private func rgbRows(_ layout: (bytes: Int, r: Int, g: Int, b: Int)) -> [UInt8] {
+        let key = layout.bytes << 12 | layout.r << 8 | layout.g << 4 | layout.b
+        if let rows = patch?.rgbRows[key] { return rows }
+        guard let p = patch else { return [] }
+        var rows = [UInt8](repeating: 255, count: p.width * p.height * layout.bytes)
+        for i in 0..<(p.width * p.height) {
+            rows[i * layout.bytes + layout.r] = UInt8(min(255, (Int(p.addR[i]) + 128) >> 8))
+            rows[i * layout.bytes + layout.g] = UInt8(min(255, (Int(p.addG[i]) + 128) >> 8))
+            rows[i * layout.bytes + layout.b] = UInt8(min(255, (Int(p.addB[i]) + 128) >> 8))
+        }
+        patch?.rgbRows[key] = rows
+        return rows
     }
 
     /// Draws the caption for `date` into a frame's planes (NV12: Y, CbCr;
@@ -275,6 +302,16 @@ public final class OverlayRenderer {
         if let rgb = Self.rgbLayout(format) {
             guard let plane = planes.first, let stride = strides.first else { throw OverlayError("a \(format) frame with no plane") }
             let pixels = plane.assumingMemoryBound(to: UInt8.self)
+            if p.opaque {
+                let rows = rgbRows(rgb)
+                let rowBytes = p.width * rgb.bytes
+                rows.withUnsafeBufferPointer { source in
+                    for row in 0..<p.height {
+                        (pixels + (p.y + row) * stride + p.x * rgb.bytes).update(from: source.baseAddress! + row * rowBytes, count: rowBytes)
+                    }
+                }
+                return
+            }
             for row in 0..<p.height {
                 let line = pixels + (p.y + row) * stride + p.x * rgb.bytes
                 let base = row * p.width
@@ -307,6 +344,21 @@ public final class OverlayRenderer {
             }
         }
         let cw = p.width / 2
+        if p.opaque {
+            for row in 0..<(p.height / 2) {
+                let cy = p.y / 2 + row
+                if format == .nv12 {
+                    let line = planes[1].assumingMemoryBound(to: UInt8.self) + cy * strides[1] + p.x
+                    p.cbcr.withUnsafeBufferPointer { line.update(from: $0.baseAddress! + row * 2 * cw, count: 2 * cw) }
+                } else {
+                    let cb = planes[1].assumingMemoryBound(to: UInt8.self) + cy * strides[1] + p.x / 2
+                    let cr = planes[2].assumingMemoryBound(to: UInt8.self) + cy * strides[2] + p.x / 2
+                    p.cb.withUnsafeBufferPointer { cb.update(from: $0.baseAddress! + row * cw, count: cw) }
+                    p.cr.withUnsafeBufferPointer { cr.update(from: $0.baseAddress! + row * cw, count: cw) }
+                }
+            }
+            return
+        }
         for row in 0..<(p.height / 2) {
             let base = row * cw
             let cy = p.y / 2 + row

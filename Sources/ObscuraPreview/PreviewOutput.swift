@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import ObscuraCapture
 import ObscuraMedia
+import ObscuraOverlay
 import ObscuraSystem
 import struct Synchronization.Atomic
 #if canImport(Glibc)
@@ -20,8 +21,9 @@ import Glibc
 /// master, it says so once and stays headless — recording is never blocked —
 /// and tries again when a display is plugged in.
 ///
-/// `@unchecked Sendable`: `display` and `reported` are touched only on the
-/// `work` queue; `state` is a mutex; the flags are atomics; the rest are `let`s.
+/// `@unchecked Sendable`: `display`, `reported` and `captioner` are touched
+/// only on the `work` queue; `state` is a mutex; the flags are atomics; the
+/// rest are `let`s.
 public final class PreviewOutput: CaptureOutput, @unchecked Sendable {
     public let queue = FrameQueue(policy: .latestOnly)
     public var preferredPixelFormat: PixelFormat? { nil }
@@ -67,9 +69,17 @@ public final class PreviewOutput: CaptureOutput, @unchecked Sendable {
     private let stopped = Atomic<Bool>(false)
     private let hotplug: HotplugMonitor?
 
+    /// The burned-in caption the preview shows too (drawn as the recorder
+    /// draws it: in place when the preview is the frame's only output, else
+    /// on a counted copy); nil: the camera's frames as they are.
+    public let caption: OverlaySettings?
+    private var captioner: FrameOverlay?   // on `work`
+
     public init(device: String? = nil, connector: String? = nil, overlay: Bool = true, gravity: PreviewGravity = .fit,
                 rotation: Int = 0, destination: PreviewRect? = nil,
-                backgroundColour: UInt32 = 0, log: @escaping @Sendable (String) -> Void = { _ in }) throws {
+                backgroundColour: UInt32 = 0, caption: OverlaySettings? = nil,
+                log: @escaping @Sendable (String) -> Void = { _ in }) throws {
+        self.caption = caption
         guard [0, 90, 180, 270].contains(rotation) else {
             throw PreviewError.unsupported("rotation \(rotation) is not one of 0, 90, 180, 270")
         }
@@ -181,10 +191,17 @@ public final class PreviewOutput: CaptureOutput, @unchecked Sendable {
     }
 
     /// On `work`.
-    private func present(_ frame: VideoFrame) {
+    private func present(_ camera: VideoFrame) {
         guard openIfNeeded() else { return }
         let before = Self.threadCPU()
         do {
+            var frame = camera
+            if let caption {
+                if captioner?.renderer.frameSize != frame.size {
+                    captioner = try FrameOverlay(settings: caption, frameSize: frame.size, copies: copies)
+                }
+                frame = try captioner!.apply(frame)
+            }
             let path = try display!.show(frame, gravity: gravity, rotation: rotation, area: destination, copies: copies)
             let spent = Self.threadCPU() &- before
             state.withLock {

@@ -8,6 +8,7 @@ import ObscuraEncoding
 import ObscuraGPIO
 import ObscuraMedia
 import ObscuraMuxing
+import ObscuraOverlay
 import ObscuraPhoto
 import ObscuraPreview
 import ObscuraRecording
@@ -104,6 +105,8 @@ public actor RecorderService {
     private var recordingTask: Task<Void, Never>?
     private var recordingStarted: ContinuousClock.Instant?
     private var currentFile: String?
+    /// Whether the current recording's first frame time was journaled.
+    private var firstFrameSaid = false
     private var flashMode = FlashMode.auto
     private var buttons: [Button] = []
     private var recordLED: LED?
@@ -395,7 +398,8 @@ public actor RecorderService {
                                                       connector: profile.previewConnector.isEmpty ? nil : profile.previewConnector,
                                                       overlay: profile.previewPlane != "primary",
                                                       gravity: PreviewGravity(rawValue: configuration.previewGravity) ?? .fit,
-                                                      rotation: configuration.previewRotation, log: log)
+                                                      rotation: configuration.previewRotation,
+                                                      caption: configuration.overlayOnPreview ? captionSettings(device) : nil, log: log)
                 }
                 try session.addOutput(previewOutput!)
             }
@@ -537,15 +541,19 @@ public actor RecorderService {
     /// Files being written on the drive (its filesystem: finishing is a rename).
     static func driveIncoming(_ mount: String) -> String { (mount == "/" ? "" : mount) + "/.obscura-incoming" }
 
+    /// The configured caption, with the camera's name when asked.
+    private func captionSettings(_ device: CaptureDevice) -> OverlaySettings? {
+        guard var overlay = configuration.overlay else { return nil }
+        if configuration.overlayCameraName { overlay.cameraName = device.localizedName }
+        return overlay
+    }
+
     private func movieSettings(_ device: CaptureDevice, partialDirectory: String? = nil) -> MovieSettings {
         var s = MovieSettings()
         s.codec = configuration.codec
         s.container = configuration.recordingContainer
         s.recipients = configuration.recipients
-        if var overlay = configuration.overlay {
-            if configuration.overlayCameraName { overlay.cameraName = device.localizedName }
-            s.overlay = overlay
-        }
+        s.overlay = captionSettings(device)
         s.averageBitRate = configuration.bitRate ?? profile.bitRate
         s.preset = profile.preset
         s.nominalFrameRate = frameRate
@@ -607,6 +615,7 @@ public actor RecorderService {
         do {
             let events = try movie.startRecording(to: path, settings: movieSettings(device, partialDirectory: target.incoming))
             currentFile = path
+            firstFrameSaid = false
             recordingOnDrive = target.onDrive
             recordingStarted = .now
             retryingEncoder = retry
@@ -665,6 +674,15 @@ public actor RecorderService {
                 logger.notice("recording finished: \(path), \(p.frames) frames, \(seconds) s, dropped \(p.droppedFrames), camera skipped \(p.skippedFrames)\(sound), \(reason)")
                 recordingFinished(reason, frames: p.frames)
             case .started(let path):
+                if !firstFrameSaid, let zero = movie?.progress.timeZeroNanoseconds {
+                    // The wall-clock time of the first frame (what its caption
+                    // shows, and every later frame's time follows from the file's).
+                    firstFrameSaid = true
+                    let format = ISO8601DateFormatter()
+                    format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+                    let wall = SystemClock.wallClock(ofMonotonic: zero)
+                    logger.info("recording \(path): first frame taken at \(format.string(from: wall)) (\(String(format: "%.6f", wall.timeIntervalSince1970)) s)")
+                }
                 if retryingEncoder {
                     retryingEncoder = false
                     encoderRestarted()

@@ -67,6 +67,7 @@ import ObscuraOverlay
 /// colour = "white"                # #rrggbb or white, black, yellow, red, green, blue
 /// background = "box"              # box (opaque, behind the text) or outline
 /// font = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono-Bold.ttf"
+/// preview = false                 # the preview shows the caption too
 ///
 /// [encryption]
 /// recipients = ["age1…"]          # age X25519 public keys (age-keygen's): recordings and
@@ -90,6 +91,8 @@ public struct ServiceConfiguration: Sendable, Equatable {
     /// camera name is filled in from the camera when `overlayCameraName`.
     public var overlay: OverlaySettings?
     public var overlayCameraName = true
+    /// Whether the preview shows the caption too (`overlay.preview`).
+    public var overlayOnPreview = false
     /// Recordings and photos are encrypted to these (age); empty: not.
     public var recipients: [AgeRecipient] = []
     /// A photo's name ends so: `.jpg`, or `.jpg.age` when encrypted.
@@ -264,6 +267,7 @@ public struct ServiceConfiguration: Sendable, Equatable {
             o.background = OverlaySettings.Background(rawValue: background)!
         }
         if let font = try reader.string("overlay.font") { o.font = font }
+        overlayOnPreview = try reader.bool("overlay.preview") ?? false
         guard enabled else { return }
         guard FileManager.default.isReadableFile(atPath: o.font) else {
             throw fail("overlay.font", "cannot read \(o.font): a TrueType font file is needed (Debian's fonts-dejavu-core has \(OverlaySettings.defaultFont))")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ObscuraOverlay
 import ObscuraSystem
 import ObscuraCapture
 import ObscuraEncoding
@@ -36,6 +37,8 @@ struct PreviewCommand: AsyncParsableCommand {
     @Option(help: "Save the screen, read back through the writeback connector, as PPM.") var writeback: String?
     @Option(help: "Save one camera frame (what the preview shows) as PPM.") var saveFrame: String?
     @Flag(help: "List the KMS devices, connectors and planes, and exit.") var list = false
+    @Flag(help: "Show the burned-in caption a recording gets: each frame's date and time (and --overlay-text).") var overlay = false
+    @Option(help: "With --overlay: a text of one's own on the caption's second line.") var overlayText: String?
 
     func validate() throws {
         try Options.check {
@@ -72,7 +75,7 @@ struct PreviewCommand: AsyncParsableCommand {
             }
             guard ["overlay", "primary"].contains(plane) else { throw UserFacingError("--plane \(plane) is not one of overlay, primary") }
             let preview = try PreviewOutput(device: device, connector: connector, overlay: plane == "overlay", gravity: gravity, rotation: rotation, destination: area,
-                                            backgroundColour: colour, log: { Log.note($0) })
+                                            backgroundColour: colour, caption: caption(), log: { Log.note($0) })
             defer { preview.stop() }
             if pattern {
                 try await showPattern(preview)
@@ -188,6 +191,14 @@ struct PreviewCommand: AsyncParsableCommand {
     static func writePPM(_ path: String, size: PixelSize, rgb: [UInt8]) throws {
         try FrameFile.writePPM(path, size: size, rgb: rgb)
     }
+
+    /// The caption asked for; nil without --overlay.
+    func caption() -> OverlaySettings? {
+        guard overlay else { return nil }
+        var o = OverlaySettings()
+        o.text = overlayText ?? ""
+        return o
+    }
 }
 
 /// Frames as files, for checking what a command showed or recorded.
@@ -211,4 +222,5 @@ enum FrameFile {
         }
         try writePPM(path, size: frame.size, rgb: rgb)
     }
+
 }

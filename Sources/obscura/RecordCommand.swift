@@ -46,6 +46,7 @@ struct RecordCommand: AsyncParsableCommand {
     @Option(help: "With --overlay: the text's colour, #rrggbb or white, black, yellow, red, green, blue.") var overlayColour = "white"
     @Option(help: "With --overlay: box (an opaque box behind the text) or outline (a dark edge around each glyph).") var overlayBackground = "box"
     @Option(help: "With --overlay: a TrueType font file.") var overlayFont = OverlaySettings.defaultFont
+    @Flag(help: "With --overlay and --preview: the preview shows the caption too.") var overlayOnPreview = false
     @Option(help: "Container: mp4, mov or mkv; default: from the output's extension.") var container: String?
     @Option(help: "Camera id (see `obscura devices`), or synthetic; default: the first camera.") var camera: String?
     @Option(help: "Frame size, e.g. 1280x720; default: the camera's for the preset.") var size: String?
@@ -120,6 +121,7 @@ struct RecordCommand: AsyncParsableCommand {
             try Options.outputFile(plainOutput, "--output", extensions: fileType.pathExtensions)
             if let saveFrame { try Options.outputFile(saveFrame, "--save-frame", extensions: ["ppm"]) }
             _ = try overlaySettings(cameraName: nil)
+            if overlayOnPreview, !overlay || !preview { throw UserFacingError("--overlay-on-preview needs --overlay and --preview") }
             if overlay, through == "asset-writer" { throw UserFacingError("--overlay captions the movie output's frames; not with --through asset-writer") }
             if let timestamps { try Options.outputFile(timestamps, "--timestamps", extensions: nil) }
             if triggerAfter != nil, preRecord == nil { throw UserFacingError("--trigger-after needs --pre-record") }
@@ -175,7 +177,8 @@ struct RecordCommand: AsyncParsableCommand {
         if saveFrame != nil { try session.addOutput(grab) }
         var previewOutput: PreviewOutput?
         if preview {
-            let output = try PreviewOutput(log: { Log.note($0) })
+            let output = try PreviewOutput(caption: overlayOnPreview ? try overlaySettings(cameraName: device.localizedName) : nil,
+                                           log: { Log.note($0) })
             try session.addOutput(output)
             previewOutput = output
         }

@@ -50,5 +50,51 @@ extension VirtualBoardTests {
             print("OverlayBoardTests \(name): \(frames.count) frames right, \(run) in a row across a second; \(said.split(separator: "\n").first { $0.contains("overlay:") } ?? "")")
         }
     }
+
+    /// The preview shows the caption when asked, and not otherwise: vkms's
+    /// screen read back through its writeback connector.
+    @Test func thePreviewShowsTheCaptionOnlyWhenAsked() throws {
+        let shared = ".build/overlay-preview-\(getpid())"
+        let work = packageRoot + "/" + shared
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: work) }
+        let result = try VirtualBoard.run("""
+            .build/debug/obscura preview --size 640x480 --duration 3 --gravity stretch --overlay --overlay-text "Gate 3" \
+                --writeback \(shared)/caption.ppm > /dev/null 2>&1; echo "caption-rc=$?"
+            .build/debug/obscura preview --size 640x480 --duration 3 --gravity stretch --writeback \(shared)/plain.ppm > /dev/null 2>&1; echo "plain-rc=$?"
+            """, timeout: 240)
+        #expect(result.stdout.contains("caption-rc=0") && result.stdout.contains("plain-rc=0"), "\(result.stdout)\(result.stderr)")
+        // The caption's box on the screen: where the renderer puts it in a
+        // 636x480 frame, stretched to the screen.
+        var settings = OverlaySettings()
+        settings.text = "Gate 3"
+        let renderer = try OverlayRenderer(settings: settings, frameSize: .init(width: 636, height: 480))
+        let box = renderer.region(at: Date())
+        func fractions(_ file: String) throws -> (dark: Double, bright: Double) {
+            let data = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
+            // PPM: "P6\nW H\n255\n" then RGB.
+            let header = String(decoding: data.prefix(20), as: UTF8.self).split(whereSeparator: { $0 == "\n" || $0 == " " })
+            let (w, h) = (Int(header[1])!, Int(header[2])!)
+            let start = data.count - w * h * 3
+            let sx = Double(w) / 636, sy = Double(h) / 480
+            var dark = 0, bright = 0, n = 0
+            for y in Int(Double(box.y) * sy + 2)..<Int(Double(box.y + box.height) * sy - 2) {
+                for x in Int(Double(box.x) * sx + 2)..<Int(Double(box.x + box.width) * sx - 2) {
+                    let p = start + (y * w + x) * 3
+                    let (r, g, b) = (Int(data[p]), Int(data[p + 1]), Int(data[p + 2]))
+                    if r < 48 && g < 48 && b < 48 { dark += 1 }
+                    if r > 180 && g > 180 && b > 180 { bright += 1 }
+                    n += 1
+                }
+            }
+            return (Double(dark) / Double(n), Double(bright) / Double(n))
+        }
+        let caption = try fractions(work + "/caption.ppm")
+        let plain = try fractions(work + "/plain.ppm")
+        // A black box with white text; vimc's picture there otherwise.
+        #expect(caption.dark > 0.5 && caption.bright > 0.05, "with the caption: \(caption)")
+        #expect(plain.dark < 0.35 && caption.dark - plain.dark > 0.4, "without: \(plain)")
+        print("OverlayBoardTests preview: the caption's box \(box) is \(Int(caption.dark * 100))% dark, \(Int(caption.bright * 100))% bright with it; \(Int(plain.dark * 100))% dark without")
+    }
 }
 }
