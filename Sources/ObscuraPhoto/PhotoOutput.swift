@@ -4,6 +4,7 @@ import Foundation
 import ObscuraCapture
 import ObscuraEncoding
 import ObscuraMedia
+import ObscuraOverlay
 import ObscuraSystem
 import struct Synchronization.Atomic
 
@@ -27,6 +28,10 @@ public struct PhotoSettings: Sendable, Equatable {
     /// as the camera is set). At most the output's
     /// `maxBracketedCapturePhotoCount`.
     public var bracket: [BracketShot] = []
+    /// A caption burned into the processed photo (the date and time of its
+    /// frame, the camera's name, a text), as recordings get it; nil: none.
+    /// RAW photos stay as the sensor gave them.
+    public var overlay: OverlaySettings?
 
     public init(jpegQuality: Int? = 90, rawPixelFormat: PixelFormat? = nil, flashMode: FlashMode = .off,
                 thumbnailSize: PixelSize? = nil) {
@@ -392,7 +397,11 @@ public final class PhotoOutput: CaptureOutput, Sendable {
         if let quality = settings.jpegQuality {
             let size = Self.fitted(frame.size, settings)
             let data = try await offPool {
-                let source = size == frame.size ? frame : try FrameConverter(to: .yuv420, size: size, copies: self.copies).convert(frame)
+                var source = size == frame.size ? frame : try FrameConverter(to: .yuv420, size: size, copies: self.copies).convert(frame)
+                if let overlay = settings.overlay {
+                    // On a copy unless the photo output is the frame's only reader.
+                    source = try FrameOverlay(settings: overlay, frameSize: source.size, copies: self.copies).apply(source)
+                }
                 return try self.jpeg(source, quality: quality, settings: settings, flashFired: flashFired)
             }
             let photo = Photo(resolvedSettings: resolved, photoCount: photos.count + 1, timestampNanoseconds: frame.timestampNanoseconds,

@@ -885,6 +885,7 @@ public actor RecorderService {
         defer { if previous != .recording && state == .photo { enter(previous == .starting ? .idle : previous) } }
         do {
             var settings = PhotoSettings(jpegQuality: 90, flashMode: flashMode, thumbnailSize: PixelSize(width: 160, height: 120))
+            if configuration.overlayOnPhotos, let device { settings.overlay = captionSettings(device) }
             if configuration.photoRaw {
                 settings.rawPixelFormat = photoOutput.availableRawPhotoPixelFormats.first
                 if settings.rawPixelFormat == nil { logger.warning("photo.raw is set but the camera has no raw stream: JPEG only") }

@@ -68,6 +68,7 @@ import ObscuraOverlay
 /// background = "box"              # box (opaque, behind the text) or outline
 /// font = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono-Bold.ttf"
 /// preview = false                 # the preview shows the caption too
+/// photos = true                   # and photos (JPEG; RAW stays as the sensor gave it)
 ///
 /// [encryption]
 /// recipients = ["age1…"]          # age X25519 public keys (age-keygen's): recordings and
@@ -93,6 +94,8 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var overlayCameraName = true
     /// Whether the preview shows the caption too (`overlay.preview`).
     public var overlayOnPreview = false
+    /// Whether photos carry the caption too (`overlay.photos`).
+    public var overlayOnPhotos = true
     /// Recordings and photos are encrypted to these (age); empty: not.
     public var recipients: [AgeRecipient] = []
     /// A photo's name ends so: `.jpg`, or `.jpg.age` when encrypted.
@@ -268,6 +271,7 @@ public struct ServiceConfiguration: Sendable, Equatable {
         }
         if let font = try reader.string("overlay.font") { o.font = font }
         overlayOnPreview = try reader.bool("overlay.preview") ?? false
+        overlayOnPhotos = try reader.bool("overlay.photos") ?? true
         guard enabled else { return }
         guard FileManager.default.isReadableFile(atPath: o.font) else {
             throw fail("overlay.font", "cannot read \(o.font): a TrueType font file is needed (Debian's fonts-dejavu-core has \(OverlaySettings.defaultFont))")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ObscuraAge
+import ObscuraOverlay
 import ObscuraSystem
 import ObscuraCapture
 import ObscuraMedia
@@ -20,6 +21,8 @@ struct PhotoCommand: AsyncParsableCommand {
     @Option(help: "Encrypt each photo to this age recipient (age1…, age-keygen's public key) before it is written; repeatable. The output's name ends in .age.")
     var recipient: [String] = []
     @Option(help: "Encrypt to the age recipients in this file (one age1… per line, as `age -R` reads it).") var recipientsFile: String?
+    @Flag(help: "Burn a caption into the JPEG: its frame's date and time and the camera's name, as recordings get it.") var overlay = false
+    @Option(help: "With --overlay: a text of one's own on the caption's second line.") var overlayText: String?
     @Option(help: "Camera id (see `obscura devices`), or synthetic.") var camera: String?
     @Option(help: "Frame size, e.g. 1280x720.") var size: String?
     @Option(help: "Camera pixel format fourcc, e.g. NV12.") var pixelFormat: String?
@@ -43,6 +46,7 @@ struct PhotoCommand: AsyncParsableCommand {
             let recipients = try Options.recipients(recipient, file: recipientsFile)
             let plainOutput = try Options.encryptedName(output, "--output", encrypted: !recipients.isEmpty)
             try Options.outputFile(plainOutput, "--output", extensions: rawOnly ? ["dng"] : ["jpg", "jpeg"])
+            if overlayText != nil, !overlay { throw UserFacingError("--overlay-text needs --overlay") }
             if bracketEv != nil && bracketManual != nil { throw UserFacingError("--bracket-ev and --bracket-manual: give one of them") }
             _ = try bracket()
         }
@@ -108,6 +112,12 @@ struct PhotoCommand: AsyncParsableCommand {
                 settings.rawPixelFormat = format
             }
             settings.bracket = try bracket()
+            if overlay {
+                var caption = OverlaySettings()
+                caption.text = overlayText ?? ""
+                caption.cameraName = device.localizedName
+                settings.overlay = caption
+            }
             let photos = try await photoOutput.capturePhoto(with: settings)
             guard !photos.isEmpty else { throw UserFacingError("the capture gave no photo") }
             let recipients = try Options.recipients(recipient, file: recipientsFile)

@@ -1,4 +1,5 @@
 import Foundation
+import ObscuraOverlay
 import ObscuraSystem
 import Testing
 import TestSupport
@@ -77,6 +78,30 @@ private final class Recorder: PhotoCaptureDelegate, @unchecked Sendable {
         let pixels = ppm.suffix(640 * 480 * 3)
         let mean = Double(pixels.reduce(0) { $0 + Int($1) }) / Double(pixels.count)
         #expect(mean > 60 && mean < 200, "mean \(mean)")
+    }
+
+    @Test func aCaptionedPhotoShowsItsOwnFramesSecond() async throws {
+        let output = PhotoOutput()
+        let session = try photoSession(output, format: .nv12)
+        try session.startRunning()
+        try await Task.sleep(for: .milliseconds(200))
+        var settings = PhotoSettings(jpegQuality: 95)
+        var caption = OverlaySettings()
+        caption.text = "Gate 3"
+        caption.cameraName = "Synthetic test pattern"
+        settings.overlay = caption
+        let photo = try #require(try await output.capturePhoto(with: settings).first)
+        try session.stopRunning()
+        let file = scratch("captioned.jpg")
+        try photo.fileDataRepresentation().write(to: URL(fileURLWithPath: file))
+        let pgm = try runProgram("sh", ["-c", "djpeg -grayscale -pnm '\(file)' > '\(file).pgm'"])
+        try #require(pgm.status == 0, "\(pgm.stderr)")
+        let data = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file + ".pgm")))
+        let luma = Array(data.suffix(640 * 480))
+        let wall = SystemClock.wallClock(ofMonotonic: photo.timestampNanoseconds).timeIntervalSince1970
+        let frames = try OverlayCheck.check(luma: luma, times: [0], size: (640, 480), settings: caption, wallZero: wall, what: file)
+        #expect(frames.first?.right == true, "\(frames)")
+        #expect(try exiftoolValidation(file) == "OK")
     }
 
     @Test func callbacksComeInOrderAndTheLagIsWithinAFrame() async throws {

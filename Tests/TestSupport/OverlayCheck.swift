@@ -59,7 +59,7 @@ public enum OverlayCheck {
         return try check(luma: luma, times: times, size: size, settings: settings, wallZero: wallZero, what: file)
     }
 
-    static func check(luma: [UInt8], times: [Double], size: (Int, Int), settings: OverlaySettings, wallZero: Double,
+    public static func check(luma: [UInt8], times: [Double], size: (Int, Int), settings: OverlaySettings, wallZero: Double,
                       what: String) throws -> [Frame] {
         let (w, h) = size
         // One decoded picture per frame listed, in the same order.
