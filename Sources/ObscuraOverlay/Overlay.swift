@@ -100,7 +100,7 @@ public final class OverlayRenderer {
 
     /// The formats it draws on: 8-bit 4:2:0 YUV, and packed 8-bit RGB (what
     /// vimc and USB cameras give).
-    public static let formats: [PixelFormat] = [.nv12, .yuv420, .bgr888, .rgb888, .xrgb8888, .argb8888, .xbgr8888]
+    public static let formats: [PixelFormat] = [.nv12, .yuv420, .yuyv, .uyvy, .bgr888, .rgb888, .xrgb8888, .argb8888, .xbgr8888]
 
     /// Packed RGB: bytes per pixel and where red, green and blue are in one.
     static func rgbLayout(_ format: PixelFormat) -> (bytes: Int, r: Int, g: Int, b: Int)? {
@@ -322,6 +322,32 @@ public final class OverlayRenderer {
                     px[rgb.r] = UInt8((Int(px[rgb.r]) * keep + Int(p.addR[base + x]) + 128) >> 8)
                     px[rgb.g] = UInt8((Int(px[rgb.g]) * keep + Int(p.addG[base + x]) + 128) >> 8)
                     px[rgb.b] = UInt8((Int(px[rgb.b]) * keep + Int(p.addB[base + x]) + 128) >> 8)
+                }
+            }
+            return
+        }
+        if format == .yuyv || format == .uyvy {
+            // Packed 4:2:2: Y0 Cb Y1 Cr (YUYV) or Cb Y0 Cr Y1 (UYVY); each
+            // chroma pair takes the weights of its 2×2 block.
+            guard let plane = planes.first, let stride = strides.first else { throw OverlayError("a \(format) frame with no plane") }
+            let (y0, cbAt, y1, crAt) = format == .yuyv ? (0, 1, 2, 3) : (1, 0, 3, 2)
+            let pixels = plane.assumingMemoryBound(to: UInt8.self)
+            let cw = p.width / 2
+            for row in 0..<p.height {
+                let line = pixels + (p.y + row) * stride + p.x * 2
+                let base = row * p.width
+                let cbase = (row / 2) * cw
+                for pair in 0..<cw {
+                    let group = line + pair * 4
+                    for (offset, x) in [(y0, 2 * pair), (y1, 2 * pair + 1)] {
+                        let keep = Int(p.keep[base + x])
+                        if keep != 256 { group[offset] = UInt8((Int(group[offset]) * keep + Int(p.add[base + x]) + 128) >> 8) }
+                    }
+                    let keep = Int(p.chromaKeep[cbase + pair])
+                    if keep != 256 {
+                        group[cbAt] = UInt8((Int(group[cbAt]) * keep + Int(p.addCb[cbase + pair]) + 128) >> 8)
+                        group[crAt] = UInt8((Int(group[crAt]) * keep + Int(p.addCr[cbase + pair]) + 128) >> 8)
+                    }
                 }
             }
             return

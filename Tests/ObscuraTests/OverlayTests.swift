@@ -1,4 +1,5 @@
 import Foundation
+import ObscuraMedia
 import ObscuraOverlay
 @testable import ObscuraService
 import Testing
@@ -54,6 +55,46 @@ import TestSupport
         let zero = try #require(OverlayCheck.wallZero(in: said), "\(said)")
         let frames = try OverlayCheck.check(file: file, size: (640, 480), settings: settings, wallZero: zero)
         #expect(frames.allSatisfy(\.right) && frames.count >= 85)
+    }
+
+    /// The caption on the other formats cameras give (USB cameras' YUYV,
+    /// vimc's and USB cameras' packed RGB, planar YUV 4:2:0).
+    @Test(arguments: ["YUYV", "BG24", "XR24"])
+    func everyFormatGetsTheRightCaption(format: String) throws {
+        let (file, said) = try record("format-\(format).mp4", ["--pixel-format", format, "--duration", "2"])
+        let zero = try #require(OverlayCheck.wallZero(in: said), "\(said)")
+        let frames = try OverlayCheck.check(file: file, size: (640, 480), settings: settings, wallZero: zero)
+        #expect(frames.count >= 55 && frames.allSatisfy(\.right), "\(format): \(frames.filter { !$0.right })")
+    }
+
+    /// Drawn on a mid-grey frame of each YUV layout, the luma is exactly the
+    /// renderer's reference (the same weights), wherever the layout keeps it.
+    @Test(arguments: [PixelFormat.nv12, .yuv420, .yuyv, .uyvy])
+    func theLumaDrawnIsTheReferenceInEveryYUVLayout(format: PixelFormat) throws {
+        let (w, h) = (320, 240)
+        let renderer = try OverlayRenderer(settings: settings, frameSize: PixelSize(width: w, height: h))
+        let date = Date(timeIntervalSince1970: 1_795_000_000.25)
+        let packed = format == .yuyv || format == .uyvy
+        let lengths = packed ? [w * h * 2] : format == .nv12 ? [w * h, w * h / 2] : [w * h, w * h / 4, w * h / 4]
+        let strides = packed ? [w * 2] : format == .nv12 ? [w, w] : [w, w / 2, w / 2]
+        let pointers = lengths.map { length -> UnsafeMutableRawPointer in
+            let p = UnsafeMutableRawPointer.allocate(byteCount: length, alignment: 16)
+            p.initializeMemory(as: UInt8.self, repeating: 128, count: length)
+            return p
+        }
+        defer { pointers.forEach { $0.deallocate() } }
+        try renderer.draw(planes: pointers, strides: strides, format: format, at: date)
+        let ref = renderer.referenceLuma(at: date)
+        var differing = 0
+        for row in 0..<ref.height {
+            for x in 0..<ref.width {
+                let (px, py) = (ref.x + x, ref.y + row)
+                let y = packed ? pointers[0].load(fromByteOffset: py * w * 2 + px * 2 + (format == .uyvy ? 1 : 0), as: UInt8.self)
+                    : pointers[0].load(fromByteOffset: py * w + px, as: UInt8.self)
+                if y != ref.luma[row * ref.width + x] { differing += 1 }
+            }
+        }
+        #expect(differing == 0, "\(format): \(differing) luma samples differ from the reference")
     }
 
     @Test func badOverlayOptionsAreNamed() throws {
