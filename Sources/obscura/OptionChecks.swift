@@ -69,7 +69,9 @@ enum Options {
         if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
             throw UserFacingError("\(name): \(path) is a folder; name a file in it")
         }
-        let parent = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
+        // The folder it goes in ("." for a bare name; NSString's
+        // deletingLastPathComponent traps on a one-character name here).
+        let parent = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         guard FileManager.default.fileExists(atPath: parent, isDirectory: &isFolder), isFolder.boolValue else {
             throw UserFacingError("\(name): the folder \(parent) does not exist")
         }

@@ -46,6 +46,7 @@ struct PreviewCommand: AsyncParsableCommand {
             try Options.choice(String(rotation), ["0", "90", "180", "270"], "--rotation")
             try Options.choice(plane, ["overlay", "primary"], "--plane")
             try Options.choice(gravity, PreviewGravity.allCases.map(\.rawValue), "--gravity")
+            if overlayText != nil, !overlay { throw UserFacingError("--overlay-text needs --overlay") }
             if let size { _ = try Options.size(size, "--size") }
             _ = try Options.size(patternSize, "--pattern-size")
             if let pixelFormat { _ = try Options.fourcc(pixelFormat, "--pixel-format") }

@@ -36,16 +36,16 @@ struct RecordCommand: AsyncParsableCommand {
     @Option(help: "Encrypt the file as it is written to this age recipient (age1…, age-keygen's public key); repeatable. The output's name ends in .age.")
     var recipient: [String] = []
     @Option(help: "Encrypt to the age recipients in this file (one age1… per line, as `age -R` reads it).") var recipientsFile: String?
-    @Option(help: "Write each frame's time (milliseconds from the first, in stored order) to this file, in mkvmerge's timestamp format v2: what an elementary stream needs to be muxed later.")
+    @Option(help: "Write each frame's time (milliseconds from the first, in stored order) to this .txt file, in mkvmerge's timestamp format v2: what an elementary stream needs to be muxed later.")
     var timestamps: String?
     @Flag(help: "Burn a caption into the frames: the date and time of each frame (its sensor timestamp on the wall clock) and the camera's name.")
     var overlay = false
     @Option(help: "With --overlay: a text of one's own on the caption's second line.") var overlayText: String?
-    @Option(help: "With --overlay: top-left, top-right, bottom-left or bottom-right.") var overlayPosition = "top-left"
+    @Option(help: "With --overlay: top-left (the default), top-right, bottom-left or bottom-right.") var overlayPosition: String?
     @Option(help: "With --overlay: the text's height in pixels; default a 24th of the frame's height.") var overlaySize: Int?
-    @Option(help: "With --overlay: the text's colour, #rrggbb or white, black, yellow, red, green, blue.") var overlayColour = "white"
-    @Option(help: "With --overlay: box (an opaque box behind the text) or outline (a dark edge around each glyph).") var overlayBackground = "box"
-    @Option(help: "With --overlay: a TrueType font file.") var overlayFont = OverlaySettings.defaultFont
+    @Option(help: "With --overlay: the text's colour, #rrggbb or white (the default), black, yellow, red, green, blue.") var overlayColour: String?
+    @Option(help: "With --overlay: box (an opaque box behind the text, the default) or outline (a dark edge around each glyph).") var overlayBackground: String?
+    @Option(help: "With --overlay: a TrueType font file (default \(OverlaySettings.defaultFont)).") var overlayFont: String?
     @Flag(help: "With --overlay and --preview: the preview shows the caption too.") var overlayOnPreview = false
     @Option(help: "Container: mp4, mov or mkv; default: from the output's extension.") var container: String?
     @Option(help: "Camera id (see `obscura devices`), or synthetic; default: the first camera.") var camera: String?
@@ -123,7 +123,7 @@ struct RecordCommand: AsyncParsableCommand {
             _ = try overlaySettings(cameraName: nil)
             if overlayOnPreview, !overlay || !preview { throw UserFacingError("--overlay-on-preview needs --overlay and --preview") }
             if overlay, through == "asset-writer" { throw UserFacingError("--overlay captions the movie output's frames; not with --through asset-writer") }
-            if let timestamps { try Options.outputFile(timestamps, "--timestamps", extensions: nil) }
+            if let timestamps { try Options.outputFile(timestamps, "--timestamps", extensions: ["txt"]) }
             if triggerAfter != nil, preRecord == nil { throw UserFacingError("--trigger-after needs --pre-record") }
             if codec == VideoCodec.fwht.rawValue, fileType != .elementary {
                 throw UserFacingError("--codec fwht has no container; write it as an elementary stream (a name ending in .fwht)")
@@ -303,35 +303,46 @@ struct RecordCommand: AsyncParsableCommand {
 
     /// The caption asked for (nil without --overlay); errors name the option.
     func overlaySettings(cameraName: String?) throws -> OverlaySettings? {
-        guard overlay else {
-            if overlayText != nil || overlaySize != nil { throw UserFacingError("--overlay-text and --overlay-size need --overlay") }
-            return nil
-        }
         var o = OverlaySettings()
         o.text = overlayText ?? ""
         o.cameraName = cameraName
-        guard let position = OverlaySettings.Position(rawValue: overlayPosition) else {
-            throw UserFacingError("--overlay-position: \"\(overlayPosition)\" is not allowed; allowed: \(OverlaySettings.Position.allCases.map(\.rawValue).joined(separator: ", "))")
+        if let overlayPosition {
+            guard let position = OverlaySettings.Position(rawValue: overlayPosition) else {
+                throw UserFacingError("--overlay-position: \"\(overlayPosition)\" is not allowed; allowed: \(OverlaySettings.Position.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            o.position = position
         }
-        o.position = position
         if let overlaySize {
             guard OverlaySettings.sizes.contains(overlaySize) else {
                 throw UserFacingError("--overlay-size: \(overlaySize) is outside \(OverlaySettings.sizes.lowerBound)…\(OverlaySettings.sizes.upperBound) pixels")
             }
             o.size = overlaySize
         }
-        guard let colour = RGB(parsing: overlayColour) else {
-            throw UserFacingError("--overlay-colour: \"\(overlayColour)\" is not a colour; write #rrggbb or one of \(RGB.named.keys.sorted().joined(separator: ", "))")
+        if let overlayColour {
+            guard let colour = RGB(parsing: overlayColour) else {
+                throw UserFacingError("--overlay-colour: \"\(overlayColour)\" is not a colour; write #rrggbb or one of \(RGB.named.keys.sorted().joined(separator: ", "))")
+            }
+            o.colour = colour
         }
-        o.colour = colour
-        guard let background = OverlaySettings.Background(rawValue: overlayBackground) else {
-            throw UserFacingError("--overlay-background: \"\(overlayBackground)\" is not allowed; allowed: box, outline")
+        if let overlayBackground {
+            guard let background = OverlaySettings.Background(rawValue: overlayBackground) else {
+                throw UserFacingError("--overlay-background: \"\(overlayBackground)\" is not allowed; allowed: box, outline")
+            }
+            o.background = background
         }
-        o.background = background
-        guard FileManager.default.isReadableFile(atPath: overlayFont) else {
-            throw UserFacingError("--overlay-font: cannot read \(overlayFont) (a TrueType font; Debian's fonts-dejavu-core has \(OverlaySettings.defaultFont))")
+        if let overlayFont {
+            guard FileManager.default.isReadableFile(atPath: overlayFont) else {
+                throw UserFacingError("--overlay-font: cannot read \(overlayFont) (a TrueType font; Debian's fonts-dejavu-core has \(OverlaySettings.defaultFont))")
+            }
+            o.font = overlayFont
         }
-        o.font = overlayFont
+        guard overlay else {
+            let given = [("--overlay-text", overlayText != nil), ("--overlay-position", overlayPosition != nil), ("--overlay-size", overlaySize != nil),
+                         ("--overlay-colour", overlayColour != nil), ("--overlay-background", overlayBackground != nil), ("--overlay-font", overlayFont != nil)]
+                .filter(\.1).map(\.0)
+            if let first = given.first { throw UserFacingError("\(first) needs --overlay") }
+            return nil
+        }
         return o
     }
 
