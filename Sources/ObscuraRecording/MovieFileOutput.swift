@@ -298,6 +298,11 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
         var audioDrops = 0
         /// While pre-recording: the last stretch of sound, for the next recording's pre-roll.
         var preAudio: [AudioBuffer] = []
+        /// Where the newest period taken while recording ends (sensor clock, ns).
+        var soundEnd: UInt64 = 0
+        /// A finishing recording waiting for sound up to `until` (see `waitForSound`).
+        var soundWait: (until: UInt64, token: Int, resume: CheckedContinuation<Void, Never>)?
+        var soundWaitToken = 0
     }
 
     // MARK: Audio
@@ -309,10 +314,10 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
     /// behind). While pre-recording, the last stretch is kept like the
     /// video, so a triggered recording has sound from its first frame.
     public func receive(_ buffer: AudioBuffer) {
-        state.withLock { s in
+        let waiting = state.withLock { s -> CheckedContinuation<Void, Never>? in
             let periodsPerSecond = Double(buffer.format.sampleRate) / Double(max(1, buffer.frames))
             if s.task == nil {
-                guard let arm = s.preRecord else { return }
+                guard let arm = s.preRecord else { return nil }
                 s.preAudio.append(buffer)
                 // The video ring may start at the keyframe before T − N: keep a second more.
                 let keep = UInt64((arm.duration.seconds + 1) * 1e9)
@@ -320,16 +325,63 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                    let cut = s.preAudio.firstIndex(where: { newest &- $0.timestampNanoseconds <= keep }), cut > 0 {
                     s.preAudio.removeFirst(cut) // in time order: only the front is old
                 }
-                return
+                return nil
             }
-            guard !s.paused else { return }
+            guard !s.paused else { return nil }
             s.pendingAudio.append(buffer)
             let limit = Int((5 + (s.preRecord?.duration.seconds ?? 0) + 1) * periodsPerSecond)
             if s.pendingAudio.count > limit {
                 s.pendingAudio.removeFirst()
                 s.audioDrops += 1
             }
+            let length = UInt64(buffer.frames) * 1_000_000_000 / UInt64(max(1, buffer.format.sampleRate))
+            s.soundEnd = max(s.soundEnd, buffer.timestampNanoseconds &+ length)
+            guard let wait = s.soundWait, s.soundEnd >= wait.until else { return nil }
+            s.soundWait = nil
+            return wait.resume
         }
+        waiting?.resume()
+    }
+
+    /// A recording that ends waits for the sound of its last frame: a
+    /// period is handed over only once it is whole, a period or so after
+    /// the picture of the same moment. Waits until a period reaching `end`
+    /// (sensor clock, ns) is in, at most `limit` (a microphone that went
+    /// quiet does not hold the file up). Suspends the recording task; no
+    /// thread is held.
+    private func waitForSound(until end: UInt64, atMost limit: Duration) async {
+        let token: Int? = state.withLock { s in
+            guard s.audioFormat != nil, !s.paused, s.soundEnd < end else { return nil }
+            s.soundWaitToken += 1
+            return s.soundWaitToken
+        }
+        guard let token else { return }
+        let timer = Task { [weak self] in
+            try? await Task.sleep(for: limit)
+            self?.endSoundWait(token)
+        }
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { s in
+                guard s.soundEnd < end, s.soundWaitToken == token else { return true }
+                s.soundWait = (end, token, c)
+                return false
+            }
+            if ready { c.resume() }
+        }
+        timer.cancel()
+    }
+
+    /// The wait `token` is over, whether or not its sound came.
+    private func endSoundWait(_ token: Int) {
+        let waiting = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            guard let wait = s.soundWait, wait.token == token else {
+                if s.soundWaitToken == token { s.soundWaitToken += 1 } // not yet parked: it will not park
+                return nil
+            }
+            s.soundWait = nil
+            return wait.resume
+        }
+        waiting?.resume()
     }
 
     struct PreRecordArm {
@@ -509,6 +561,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
             }
             // A pre-recording's sound goes first; it is trimmed to the file's start.
             s.pendingAudio = s.preRecord != nil ? s.preAudio : []
+            s.soundEnd = 0
             s.preAudio = []
             s.audioDrops = 0
             s.stop = false
@@ -811,6 +864,10 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                     try write(drained, encoder)
                 }
                 progress.bytes = sink.bytes
+                if reason == .stopped || reason == .maximumDurationReached || reason == .maximumFileSizeReached,
+                   sink.audio != nil, timeline.lastPTS >= 0, let last = timeline.sensorTime(pts: timeline.lastPTS) {
+                    await waitForSound(until: last &+ timeline.lastInterval, atMost: .milliseconds(250))
+                }
                 try sink.finish(timeline)
             } catch {
                 if reason == .stopped || reason == .maximumDurationReached {
