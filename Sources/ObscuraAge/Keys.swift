@@ -115,16 +115,7 @@ public struct AgeRecipient: Sendable, Hashable, CustomStringConvertible {
     /// Recipients from a file as `age -R` reads it: one per line, `#`
     /// comments and blank lines skipped. Errors name the file and the line.
     public static func parseFile(_ text: String, name: String) throws(AgeError) -> [AgeRecipient] {
-        var recipients: [AgeRecipient] = []
-        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let entry = line.trimmingCharacters(in: .whitespaces)
-            guard !entry.isEmpty, !entry.hasPrefix("#") else { continue }
-            do { recipients.append(try AgeRecipient(entry)) } catch {
-                throw AgeError("\(name), line \(index + 1): \(error)")
-            }
-        }
-        guard !recipients.isEmpty else { throw AgeError("\(name) holds no recipient (age1… lines)") }
-        return recipients
+        try Age.keyLines(text, name: name, what: "recipient (age1… lines)") { line throws(AgeError) in try AgeRecipient(line) }
     }
 }
 
@@ -147,16 +138,25 @@ public struct AgeIdentity: Sendable {
     /// Identities from a file as age-keygen writes it (`#` comments, one
     /// key per line). Errors name the file and the line, never the key.
     public static func parseFile(_ text: String, name: String) throws(AgeError) -> [AgeIdentity] {
-        var identities: [AgeIdentity] = []
+        try Age.keyLines(text, name: name, what: "identity (AGE-SECRET-KEY-1… lines)") { line throws(AgeError) in try AgeIdentity(line) }
+    }
+}
+
+extension Age {
+    /// A file of keys as age writes them: one per line, `#` comments and
+    /// blank lines skipped; an error names the file and line; at least one.
+    static func keyLines<Key>(_ text: String, name: String, what: String,
+                              _ parse: (String) throws(AgeError) -> Key) throws(AgeError) -> [Key] {
+        var keys: [Key] = []
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let entry = line.trimmingCharacters(in: .whitespaces)
             guard !entry.isEmpty, !entry.hasPrefix("#") else { continue }
-            do { identities.append(try AgeIdentity(entry)) } catch {
+            do { keys.append(try parse(entry)) } catch {
                 throw AgeError("\(name), line \(index + 1): \(error)")
             }
         }
-        guard !identities.isEmpty else { throw AgeError("\(name) holds no identity (AGE-SECRET-KEY-1… lines)") }
-        return identities
+        guard !keys.isEmpty else { throw AgeError("\(name) holds no \(what)") }
+        return keys
     }
 }
 

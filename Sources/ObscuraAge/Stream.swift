@@ -240,15 +240,22 @@ public enum AgeDecryptor {
             throw AgeError("cannot open \(input): \(String(cString: strerror(errno)))")
         }
         defer { try? handle.close() }
+        // Read a MiB at a time; what is handed out is skipped by `offset`,
+        // and dropped only when more is read (once per MiB, not per chunk).
         var buffered: [UInt8] = []
+        var offset = 0
         func read(_ count: Int) throws -> [UInt8] {
-            while buffered.count < count {
-                guard let data = try handle.read(upToCount: max(count - buffered.count, 1 << 20)), !data.isEmpty else { break }
+            while buffered.count - offset < count {
+                guard let data = try handle.read(upToCount: max(count - (buffered.count - offset), 1 << 20)), !data.isEmpty else { break }
+                if offset > 0 {
+                    buffered.removeFirst(offset)
+                    offset = 0
+                }
                 buffered += data
             }
-            let n = min(count, buffered.count)
-            let out = Array(buffered.prefix(n))
-            buffered.removeFirst(n)
+            let n = min(count, buffered.count - offset)
+            let out = Array(buffered[offset..<(offset + n)])
+            offset += n
             return out
         }
         do {

@@ -97,6 +97,9 @@ public final class OverlayRenderer {
     /// The patch for the current text.
     private var patch: Patch?
     private var patchText = ""
+    /// The second (since 1970) `patch` was made for: frames of the same
+    /// second reuse it without formatting their date.
+    private var patchSecond: Double?
 
     /// The formats it draws on: 8-bit 4:2:0 YUV, and packed 8-bit RGB (what
     /// vimc and USB cameras give).
@@ -135,7 +138,7 @@ public final class OverlayRenderer {
 
     /// Where the caption is in the frame (even-aligned; clipped to it).
     public func region(at date: Date) -> (x: Int, y: Int, width: Int, height: Int) {
-        let p = patchFor(lines(at: date))
+        let p = patchFor(date)
         return (p.x, p.y, p.width, p.height)
     }
 
@@ -156,8 +159,13 @@ public final class OverlayRenderer {
         var rgbRows: [Int: [UInt8]] = [:]
     }
 
-    private func patchFor(_ lines: [String]) -> Patch {
+    /// The patch for a frame taken at `date`: the cached one for its second.
+    private func patchFor(_ date: Date) -> Patch {
+        let second = date.timeIntervalSince1970.rounded(.down)
+        if let patch, second == patchSecond { return patch }
+        let lines = lines(at: date)
         let text = lines.joined(separator: "\n")
+        patchSecond = second
         if let patch, text == patchText { return patch }
         let made = layOut(lines)
         patch = made
@@ -298,7 +306,7 @@ public final class OverlayRenderer {
         guard Self.formats.contains(format) else {
             throw OverlayError("the overlay draws on \(Self.formats.map(\.description).joined(separator: " or ")) frames, not \(format)")
         }
-        let p = patchFor(lines(at: date))
+        let p = patchFor(date)
         if let rgb = Self.rgbLayout(format) {
             guard let plane = planes.first, let stride = strides.first else { throw OverlayError("a \(format) frame with no plane") }
             let pixels = plane.assumingMemoryBound(to: UInt8.self)
@@ -412,7 +420,7 @@ public final class OverlayRenderer {
     /// The caption's luma for `date` over a mid-grey picture, as the patch's
     /// rows (for comparing a decoded frame's region with what was meant).
     public func referenceLuma(at date: Date, background: UInt8 = 128) -> (x: Int, y: Int, width: Int, height: Int, luma: [UInt8]) {
-        let p = patchFor(lines(at: date))
+        let p = patchFor(date)
         var out = [UInt8](repeating: background, count: p.width * p.height)
         for i in 0..<out.count where p.keep[i] != 256 {
             out[i] = UInt8((Int(background) * Int(p.keep[i]) + Int(p.add[i]) + 128) >> 8)

@@ -196,7 +196,8 @@ public actor RecorderService {
         }
         openCamera()
         if state == .starting { enter(.idle) }
-        keeper.enforce()
+        let keeper = keeper
+        _ = try? await offPool { keeper.enforce() }
         notifier.notify("READY=1\nSTATUS=\(statusLine)")
         logger.notice("ready: \(profile.name), recordings in \(configuration.recordingsFolder), control socket \(configuration.controlSocket)")
         await writeMetrics()
@@ -644,7 +645,10 @@ public actor RecorderService {
             case .segmentFinished(let path):
                 status.recordings += 1
                 logger.info("segment finished: \(path)")
-                target.keeper.enforce(protecting: [])
+                // Loop recording's oldest files go on the file thread (a
+                // folder scan and unlinks, on a slow card).
+                let keeper = target.keeper
+                _ = try? await offPool { keeper.enforce(protecting: []) }
             case .finished(_, .encoderFailed, let p) where retryingEncoder && p.frames == 0:
                 // A try while the encoder is down that made nothing: try again.
                 currentFile = nil
@@ -909,14 +913,18 @@ public actor RecorderService {
             for each in photos {
                 let file = stem + configuration.photoExtension(raw: each.isRawPhoto)
                 let partial = incoming + "/" + (file as NSString).lastPathComponent + ".partial"
-                var data = each.fileDataRepresentation()
-                if !configuration.recipients.isEmpty {
-                    // Sealed in memory: no plaintext of the photo reaches the storage.
-                    do { data = Data(try AgeEncryptor.encrypt([UInt8](data), to: configuration.recipients)) } catch {
-                        return .failure(PhotoFailure(message: "cannot encrypt \(file): \(error)"))
+                let data = each.fileDataRepresentation()
+                let recipients = configuration.recipients
+                do {
+                    try await offPool {
+                        // Sealed in memory (on the file thread, not the
+                        // actor): no plaintext of the photo reaches the storage.
+                        let sealed = recipients.isEmpty ? data : Data(try AgeEncryptor.encrypt([UInt8](data), to: recipients))
+                        try Syscalls.writeDurably(sealed, to: file, via: partial, mode: 0o640)
                     }
-                }
-                do { try await offPool { [data] in try Syscalls.writeDurably(data, to: file, via: partial, mode: 0o640) } } catch {
+                } catch let error as AgeError {
+                    return .failure(PhotoFailure(message: "cannot encrypt \(file): \(error)"))
+                } catch {
                     return .failure(PhotoFailure(message: "cannot write \(file): \(error)"))
                 }
                 // The photo is kept; a checksum that cannot be written (a full disk) is said.

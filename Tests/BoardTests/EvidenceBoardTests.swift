@@ -13,17 +13,14 @@ extension VirtualBoardTests {
     @Test func anEncryptingServiceKeepsNoPlaintextAndWhatItKeepsDecrypts() throws {
         // The key pair is made here; the board sees the identity only in the
         // collecting computer's role (the pull), never in the service's.
-        let shared = ".build/evidence-\(getpid())"
-        let work = packageRoot + "/" + shared
-        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: work) }
-        let made = try runProgram("age-keygen", ["-o", work + "/key.txt"])
+        let folder = try SharedFolder("evidence")
+        let made = try runProgram("age-keygen", ["-o", folder.path + "/key.txt"])
         try #require(made.status == 0, "age-keygen: \(made.stderr)")
         let recipient = try #require(made.stderr.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines))
         let least = Int(2 * VirtualBoard.vimcSlowestRate) + 1
         let result = try VirtualBoard.run(#"""
             export PATH=$PATH:$(pwd)/board/virtual
-            out=\#(shared); k=/tmp/pull; mkdir -p $k
+            out=\#(folder.relative); k=/tmp/pull; mkdir -p $k
             rec=/var/lib/obscura/recordings; photos=/var/lib/obscura/photos; inc=/var/lib/obscura/incoming
             frames() { ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$1" 2>/dev/null; }
             sed -i 's/^recipients = \[\]/recipients = ["\#(recipient)"]/' /etc/obscura/obscura.toml
@@ -113,13 +110,13 @@ extension VirtualBoardTests {
         // The test machine's own age decrypts each file: finished ones fully;
         // the interrupted one up to its complete chunks (then it says the end
         // is missing), the same bytes obscura gave.
-        let files = try FileManager.default.contentsOfDirectory(atPath: work).filter { $0.hasSuffix(".age") }.sorted()
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".age") }.sorted()
         #expect(files.count == onDevice.count, "\(files) vs \(onDevice)")
         var interrupted = 0
         for name in files {
-            let file = work + "/" + name
-            let plain = work + "/" + String(name.dropLast(4))
-            let age = try runProgram("sh", ["-c", "age -d -i '\(work)/key.txt' '\(file)' > '\(plain)'"])
+            let file = folder.path + "/" + name
+            let plain = folder.path + "/" + String(name.dropLast(4))
+            let age = try runProgram("sh", ["-c", "age -d -i '\(folder.path)/key.txt' '\(file)' > '\(plain)'"])
             if age.status != 0 {
                 interrupted += 1
                 #expect(age.stderr.contains("unexpected EOF") || age.stderr.contains("failed to decrypt"), "\(name): \(age.stderr)")
@@ -148,7 +145,7 @@ extension VirtualBoardTests {
         caption.text = "Evidence"
         caption.cameraName = "Sensor B"
         caption.timeZone = TimeZone(identifier: "UTC")!
-        let frames = try OverlayCheck.check(file: "\(work)/\(base)-0001.mp4", size: (636, 480), settings: caption, wallZero: zero)
+        let frames = try OverlayCheck.check(file: "\(folder.path)/\(base)-0001.mp4", size: (636, 480), settings: caption, wallZero: zero)
         #expect(!frames.isEmpty && frames.allSatisfy { $0.right }, "\(frames.count) frames; wrong: \(frames.filter { !$0.right })")
     }
 }

@@ -12,12 +12,9 @@ extension VirtualBoardTests {
 /// second that frame's timestamp falls in.
 @Suite struct OverlayBoardTests {
     @Test func vimcFramesCarryTheirOwnSecondThroughBothEncoders() throws {
-        let shared = ".build/overlay-board-\(getpid())"
-        let work = packageRoot + "/" + shared
-        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: work) }
+        let folder = try SharedFolder("overlay-board")
         let result = try VirtualBoard.run("""
-            out=\(shared)
+            out=\(folder.relative)
             .build/debug/obscura record --size 640x480 --duration 4 --overlay --overlay-text "Gate 3" \
                 --output $out/sw.mp4 > $out/sw.out 2> $out/sw.log; echo "sw-rc=$?"
             .build/debug/obscura record --size 648x480 --codec fwht --encoder v4l2m2m --duration 4 --overlay --overlay-text "Gate 3" \
@@ -30,17 +27,18 @@ extension VirtualBoardTests {
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.contains("sw-rc=0") && lines.contains("hw-rc=0") && lines.contains("decode-rc=0"), "\(result.stdout)")
         for (name, size) in [("sw", (636, 480)), ("hw", (648, 480))] {
-            let said = try String(contentsOfFile: "\(work)/\(name).log", encoding: .utf8)
-                + String(contentsOfFile: "\(work)/\(name).out", encoding: .utf8)
+            let said = try String(contentsOfFile: "\(folder.path)/\(name).log", encoding: .utf8)
+                + String(contentsOfFile: "\(folder.path)/\(name).out", encoding: .utf8)
             let zero = try #require(OverlayCheck.wallZero(in: said), "\(name): \(said)")
             var settings = OverlaySettings()
             settings.text = "Gate 3"
-            settings.cameraName = try #require(OverlayCheck.cameraName(in: said), "\(said)")
+            let name: String = try #require(OverlayCheck.cameraName(in: said), "\(said)")
+            settings.cameraName = name
             // The board's clock zone is UTC, as the caption's is there.
             settings.timeZone = TimeZone(identifier: "UTC")!
             let frames = name == "sw"
-                ? try OverlayCheck.check(file: "\(work)/sw.mp4", size: size, settings: settings, wallZero: zero)
-                : try OverlayCheck.check(rgb24: "\(work)/hw.rgb", timestamps: "\(work)/hw.txt", size: size, settings: settings, wallZero: zero)
+                ? try OverlayCheck.check(file: "\(folder.path)/sw.mp4", size: size, settings: settings, wallZero: zero)
+                : try OverlayCheck.check(rgb24: "\(folder.path)/hw.rgb", timestamps: "\(folder.path)/hw.txt", size: size, settings: settings, wallZero: zero)
             for f in frames where !f.right {
                 Issue.record("\(name) frame \(f.index) at \(f.time) s: \(f.expected) from its own second's caption, \(f.other) from the other's")
             }
@@ -54,14 +52,11 @@ extension VirtualBoardTests {
     /// The preview shows the caption when asked, and not otherwise: vkms's
     /// screen read back through its writeback connector.
     @Test func thePreviewShowsTheCaptionOnlyWhenAsked() throws {
-        let shared = ".build/overlay-preview-\(getpid())"
-        let work = packageRoot + "/" + shared
-        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: work) }
+        let folder = try SharedFolder("overlay-preview")
         let result = try VirtualBoard.run("""
             .build/debug/obscura preview --size 640x480 --duration 3 --gravity stretch --overlay --overlay-text "Gate 3" \
-                --writeback \(shared)/caption.ppm > /dev/null 2>&1; echo "caption-rc=$?"
-            .build/debug/obscura preview --size 640x480 --duration 3 --gravity stretch --writeback \(shared)/plain.ppm > /dev/null 2>&1; echo "plain-rc=$?"
+                --writeback \(folder.relative)/caption.ppm > /dev/null 2>&1; echo "caption-rc=$?"
+            .build/debug/obscura preview --size 640x480 --duration 3 --gravity stretch --writeback \(folder.relative)/plain.ppm > /dev/null 2>&1; echo "plain-rc=$?"
             """, timeout: 240)
         #expect(result.stdout.contains("caption-rc=0") && result.stdout.contains("plain-rc=0"), "\(result.stdout)\(result.stderr)")
         // The caption's box on the screen: where the renderer puts it in a
@@ -89,8 +84,8 @@ extension VirtualBoardTests {
             }
             return (Double(dark) / Double(n), Double(bright) / Double(n))
         }
-        let caption = try fractions(work + "/caption.ppm")
-        let plain = try fractions(work + "/plain.ppm")
+        let caption = try fractions(folder.path + "/caption.ppm")
+        let plain = try fractions(folder.path + "/plain.ppm")
         // A black box with white text; vimc's picture there otherwise.
         #expect(caption.dark > 0.5 && caption.bright > 0.05, "with the caption: \(caption)")
         #expect(plain.dark < 0.35 && caption.dark - plain.dark > 0.4, "without: \(plain)")

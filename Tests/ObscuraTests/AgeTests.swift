@@ -162,20 +162,17 @@ private func scratch(_ name: String) -> String {
         #expect(throws: AgeError.self) { try AgeIdentity(recipient) }
     }
 
-    private func configuration(_ text: String) throws(ConfigurationError) -> ServiceConfiguration {
-        try ServiceConfiguration(reading: TOMLReader(try TOMLDocument(file: "obscura.toml", text: text)), file: "obscura.toml")
-    }
 
     @Test func theServiceTakesRecipientsByKeyOrFileAndNamesTheKeyOfABadOne() throws {
         let (_, r1) = try Self.keyPair("svc1")
         let (_, r2) = try Self.keyPair("svc2")
         let file = scratch("recipients.txt")
         try "# the office\n\(r2)\n".write(toFile: file, atomically: true, encoding: .utf8)
-        let c = try configuration("[encryption]\nrecipients = [\"\(r1)\"]\nrecipients_file = \"\(file)\"\n")
+        let c = try ServiceConfiguration.parsing("[encryption]\nrecipients = [\"\(r1)\"]\nrecipients_file = \"\(file)\"\n")
         #expect(c.recipients.map(\.description) == [r1, r2])
         #expect(c.recordingExtension == "mp4.age")
         #expect(c.photoExtension(raw: false) == ".jpg.age" && c.photoExtension(raw: true) == ".dng.age")
-        let plain = try configuration("[encryption]\nrecipients = []\nrecipients_file = \"\"\n")
+        let plain = try ServiceConfiguration.parsing("[encryption]\nrecipients = []\nrecipients_file = \"\"\n")
         #expect(plain.recipients.isEmpty && plain.recordingExtension == "mp4" && plain.photoExtension(raw: false) == ".jpg")
         try "age1nope\n".write(toFile: file + ".bad", atomically: true, encoding: .utf8)
         for (text, key, start) in [
@@ -186,7 +183,7 @@ private func scratch(_ name: String) -> String {
             ("[encryption]\nrecipients_file = \"\(file).bad\"\n", "encryption.recipients_file", "\(file).bad, line 1: "),
         ] {
             do {
-                _ = try configuration(text)
+                _ = try ServiceConfiguration.parsing(text)
                 Issue.record("accepted: \(text)")
             } catch {
                 #expect(error.key == key && error.message.hasPrefix(start), "\(error)")

@@ -5,9 +5,6 @@ import Testing
 /// The USB drive's lookup: by label through udev's links and the mount table,
 /// or by mount point; and its configuration's errors.
 @Suite struct DriveTests {
-    private func configuration(_ text: String) throws(ConfigurationError) -> ServiceConfiguration {
-        try ServiceConfiguration(reading: TOMLReader(try TOMLDocument(file: "obscura.toml", text: text)), file: "obscura.toml")
-    }
 
     /// A by-label folder whose link points at a real block device of this
     /// machine (a loop device), and a mount table that mounts it or not.
@@ -66,10 +63,10 @@ import Testing
     }
 
     @Test func theDriveKeysAreCheckedAndNamed() throws {
-        let c = try configuration("[usb]\ndrive = \"LABEL=OBSCURA\"\nquota_mb = 1000\nfolder = \"cam/rec\"\n")
+        let c = try ServiceConfiguration.parsing("[usb]\ndrive = \"LABEL=OBSCURA\"\nquota_mb = 1000\nfolder = \"cam/rec\"\n")
         #expect(c.drive == DriveConfiguration(identity: .label("OBSCURA"), folder: "cam/rec", quotaBytes: 1000 << 20))
-        #expect(try configuration("[usb]\ndrive = \"/media/obscura/\"\n").drive?.identity == .mountPoint("/media/obscura"))
-        #expect(try configuration("[usb]\ndrive = \"\"\n").drive == nil)
+        #expect(try ServiceConfiguration.parsing("[usb]\ndrive = \"/media/obscura/\"\n").drive?.identity == .mountPoint("/media/obscura"))
+        #expect(try ServiceConfiguration.parsing("[usb]\ndrive = \"\"\n").drive == nil)
         for (text, key, message) in [
             ("[usb]\ndrive = \"OBSCURA\"\n", "usb.drive",
              "\"OBSCURA\" is neither LABEL=<filesystem label> nor an absolute mount point (e.g. \"LABEL=OBSCURA\" or \"/media/obscura\")"),
@@ -79,7 +76,7 @@ import Testing
              "\"../etc\" must be a folder relative to the drive's root, e.g. \"obscura/recordings\""),
         ] {
             do {
-                _ = try configuration(text)
+                _ = try ServiceConfiguration.parsing(text)
                 Issue.record("accepted: \(text)")
             } catch {
                 #expect(error.key == key && error.message == message, "\(error)")

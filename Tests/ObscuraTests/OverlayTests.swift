@@ -109,13 +109,10 @@ import TestSupport
     }
 
     @Test func theServiceReadsItsOverlayAndNamesABadKey() throws {
-        func configuration(_ text: String) throws(ConfigurationError) -> ServiceConfiguration {
-            try ServiceConfiguration(reading: TOMLReader(try TOMLDocument(file: "obscura.toml", text: text)), file: "obscura.toml")
-        }
-        let c = try configuration("[overlay]\nenabled = true\ntext = \"Gate 3\"\nposition = \"bottom-right\"\nsize = 20\ncolour = \"#ffff00\"\nbackground = \"outline\"\n")
+        let c = try ServiceConfiguration.parsing("[overlay]\nenabled = true\ntext = \"Gate 3\"\nposition = \"bottom-right\"\nsize = 20\ncolour = \"#ffff00\"\nbackground = \"outline\"\n")
         #expect(c.overlay?.text == "Gate 3" && c.overlay?.position == .bottomRight && c.overlay?.size == 20)
         #expect(c.overlay?.colour == RGB(red: 255, green: 255, blue: 0) && c.overlay?.background == .outline && c.overlayCameraName)
-        #expect(try configuration("[overlay]\nenabled = false\ntext = \"x\"\n").overlay == nil)
+        #expect(try ServiceConfiguration.parsing("[overlay]\nenabled = false\ntext = \"x\"\n").overlay == nil)
         #expect(try ServiceConfiguration(contentsOf: packageRoot + "/deploy/obscura.toml").overlay == nil)
         for (text, key, start) in [
             ("[overlay]\nenabled = true\nposition = \"middle\"\n", "overlay.position", "\"middle\" is not allowed"),
@@ -126,7 +123,7 @@ import TestSupport
             ("[overlay]\nshadow = true\n", "overlay.shadow", ""),
         ] {
             do {
-                _ = try configuration(text)
+                _ = try ServiceConfiguration.parsing(text)
                 Issue.record("accepted: \(text)")
             } catch {
                 #expect(error.key == key && error.message.hasPrefix(start), "\(error)")

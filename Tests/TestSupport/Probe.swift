@@ -100,6 +100,21 @@ public final class TemporaryDirectory {
     deinit { try? FileManager.default.removeItem(atPath: path) }
 }
 
+/// A folder under the package's `.build` that the virtual board sees too, at
+/// the same path from the package root (`relative`, for the board's script;
+/// `path` on this machine). Removed when let go: keep it referenced until
+/// what the board left in it has been read.
+public final class SharedFolder {
+    public let relative: String
+    public let path: String
+    public init(_ label: String) throws {
+        relative = ".build/\(label)-\(getpid())"
+        path = packageRoot + "/" + relative
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+}
+
 /// What `body` throws, nil when it returns (for checking an error's words;
 /// Swift Testing's `#expect(throws:)` gives the error back only from Swift 6.1
 /// on, and Debian 13's Swift is 6.0).
