@@ -37,7 +37,7 @@ struct PreviewCommand: AsyncParsableCommand {
     @Option(help: "Save the screen, read back through the writeback connector, as PPM.") var writeback: String?
     @Option(help: "Save one camera frame (what the preview shows) as PPM.") var saveFrame: String?
     @Flag(help: "List the KMS devices, connectors and planes, and exit.") var list = false
-    @Flag(help: "Show the burned-in caption a recording gets: each frame's date and time (and --overlay-text).") var overlay = false
+    @Flag(help: "Show the burned-in caption a recording gets: each frame's date and time, the camera's name (and --overlay-text).") var overlay = false
     @Option(help: "With --overlay: a text of one's own on the caption's second line.") var overlayText: String?
 
     func validate() throws {
@@ -75,13 +75,15 @@ struct PreviewCommand: AsyncParsableCommand {
                 throw UserFacingError("cannot read --background \"\(background)\"; write RRGGBB, e.g. 203040")
             }
             guard ["overlay", "primary"].contains(plane) else { throw UserFacingError("--plane \(plane) is not one of overlay, primary") }
+            // The camera first: the caption carries its name.
+            let cameraDevice = pattern ? nil : try CameraChoice.device(camera)
             let preview = try PreviewOutput(device: device, connector: connector, overlay: plane == "overlay", gravity: gravity, rotation: rotation, destination: area,
-                                            backgroundColour: colour, caption: caption(), log: { Log.note($0) })
+                                            backgroundColour: colour, caption: caption(cameraName: cameraDevice?.localizedName), log: { Log.note($0) })
             defer { preview.stop() }
-            if pattern {
-                try await showPattern(preview)
+            if let cameraDevice {
+                try await showCamera(preview, device: cameraDevice)
             } else {
-                try await showCamera(preview)
+                try await showPattern(preview)
             }
             if let writeback {
                 let (size, rgb) = try preview.readBack()
@@ -118,12 +120,11 @@ struct PreviewCommand: AsyncParsableCommand {
                           preview.cpuNanosecondsPerFrame / 1e6))
     }
 
-    private func showCamera(_ preview: PreviewOutput) async throws {
+    private func showCamera(_ preview: PreviewOutput, device: CaptureDevice) async throws {
         let requestedSize: PixelSize? = try size.map {
             guard let parsed = PixelSize(parsing: $0) else { throw UserFacingError("cannot read size \"\($0)\"; write WIDTHxHEIGHT") }
             return parsed
         }
-        let device = try CameraChoice.device(camera)
         let chosen = try CameraChoice.applyFormat(device, format: pixelFormat.map { PixelFormat($0) }, size: requestedSize)
         let session = CaptureSession(log: { Log.note($0) })
         let grab = VideoDataOutput(pixelFormat: .bgr888, convertsToRequestedFormat: true)
@@ -193,10 +194,12 @@ struct PreviewCommand: AsyncParsableCommand {
         try FrameFile.writePPM(path, size: size, rgb: rgb)
     }
 
-    /// The caption asked for; nil without --overlay.
-    func caption() -> OverlaySettings? {
+    /// The caption asked for (with the camera's name, as a recording's
+    /// has it); nil without --overlay.
+    func caption(cameraName: String?) -> OverlaySettings? {
         guard overlay else { return nil }
         var o = OverlaySettings()
+        o.cameraName = cameraName
         o.text = overlayText ?? ""
         return o
     }
