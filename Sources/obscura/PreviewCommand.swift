@@ -80,6 +80,7 @@ struct PreviewCommand: AsyncParsableCommand {
             let preview = try PreviewOutput(device: device, connector: connector, overlay: plane == "overlay", gravity: gravity, rotation: rotation, destination: area,
                                             backgroundColour: colour, caption: caption(cameraName: cameraDevice?.localizedName), log: { Log.note($0) })
             defer { preview.stop() }
+            if let name = cameraDevice?.localizedName, overlay { Log.output("overlay: caption's camera name \"\(name)\"") }
             if let cameraDevice {
                 try await showCamera(preview, device: cameraDevice)
             } else {

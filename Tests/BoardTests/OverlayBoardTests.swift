@@ -55,14 +55,17 @@ extension VirtualBoardTests {
         let folder = try SharedFolder("overlay-preview")
         let result = try VirtualBoard.run("""
             .build/debug/obscura preview --size 640x480 --duration 3 --gravity stretch --overlay --overlay-text "Gate 3" \
-                --writeback \(folder.relative)/caption.ppm > /dev/null 2>&1; echo "caption-rc=$?"
+                --writeback \(folder.relative)/caption.ppm > \(folder.relative)/caption.out 2>&1; echo "caption-rc=$?"
             .build/debug/obscura preview --size 640x480 --duration 3 --gravity stretch --writeback \(folder.relative)/plain.ppm > /dev/null 2>&1; echo "plain-rc=$?"
             """, timeout: 240)
         #expect(result.stdout.contains("caption-rc=0") && result.stdout.contains("plain-rc=0"), "\(result.stdout)\(result.stderr)")
         // The caption's box on the screen: where the renderer puts it in a
         // 636x480 frame, stretched to the screen.
+        let said = try String(contentsOfFile: folder.path + "/caption.out", encoding: .utf8)
         var settings = OverlaySettings()
         settings.text = "Gate 3"
+        let name: String = try #require(OverlayCheck.cameraName(in: said), "\(said)")
+        settings.cameraName = name
         let renderer = try OverlayRenderer(settings: settings, frameSize: .init(width: 636, height: 480))
         let box = renderer.region(at: Date())
         func fractions(_ file: String) throws -> (dark: Double, bright: Double) {
