@@ -98,7 +98,7 @@ public final class V4L2MemoryToMemoryDecoder {
                 continue
             }
             let count = min(input[slot].length, chunk.count - offset)
-            chunk.withUnsafeBytes { memcpy(input[slot].base, $0.baseAddress! + offset, count) }
+            _ = chunk.withUnsafeBytes { memcpy(input[slot].base, $0.baseAddress! + offset, count) }
             var used: [UInt32] = [UInt32(count)]
             guard om_queue_buffer(fd.rawValue, mp, Int32(OM_OUTPUT), Int32(OM_MMAP), UInt32(slot), nil, nil, nil, &used, 1, 0, &err, err.count) == 0 else {
                 throw V4L2EncoderError.call("\(node): " + Self.text(err))

@@ -32,8 +32,8 @@ extension VirtualBoardTests {
             let zero = try #require(OverlayCheck.wallZero(in: said), "\(name): \(said)")
             var settings = OverlaySettings()
             settings.text = "Gate 3"
-            let name: String = try #require(OverlayCheck.cameraName(in: said), "\(said)")
-            settings.cameraName = name
+            let camera: String = try #require(OverlayCheck.cameraName(in: said), "\(said)")
+            settings.cameraName = camera
             // The board's clock zone is UTC, as the caption's is there.
             settings.timeZone = TimeZone(identifier: "UTC")!
             let frames = name == "sw"
