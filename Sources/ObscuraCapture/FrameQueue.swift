@@ -29,6 +29,9 @@ public final class FrameQueue: Sendable {
     private struct State {
         var frames: [VideoFrame] = []
         var capacity: Int
+        /// A bounded queue's most camera time between its oldest and newest
+        /// frame (ns); nil: only the capacity bounds it.
+        var maxBacklog: UInt64?
         var waiter: CheckedContinuation<VideoFrame?, Never>?
         var closed = false
         /// A wake that found no waiter: the next wait returns nil at once.
@@ -83,6 +86,20 @@ public final class FrameQueue: Sendable {
         if !dropped.isEmpty { dropCount.add(dropped.count, ordering: .relaxed) }
     }
 
+    /// The most camera time a bounded queue holds in front of its consumer:
+    /// a frame that arrives when the oldest queued one is older than this (by
+    /// the frames' own timestamps) pushes the old ones out, dropped and
+    /// counted. So a consumer that falls behind (an encoder starved of CPU)
+    /// is never handed a frame more than this behind the camera, however
+    /// many buffers the camera has. Nil: only the capacity bounds it.
+    public var maxBacklog: Duration? {
+        get { state.withLock { $0.maxBacklog }.map { .nanoseconds(Int64($0)) } }
+        set {
+            let ns = newValue.map { UInt64(max(0, $0.components.seconds)) * 1_000_000_000 + UInt64(max(0, $0.components.attoseconds)) / 1_000_000_000 }
+            state.withLock { $0.maxBacklog = ns }
+        }
+    }
+
     /// Arms a one-shot queue for the next frame.
     public func arm() { state.withLock { $0.armed = true } }
 
@@ -93,6 +110,7 @@ public final class FrameQueue: Sendable {
         var resume: CheckedContinuation<VideoFrame?, Never>?
         var released: VideoFrame?
         var dropped = false
+        var aged: [VideoFrame] = []
         state.withLock { s in
             if s.closed || !s.accepting { released = frame; return }
             if policy == .oneShot {
@@ -113,6 +131,16 @@ public final class FrameQueue: Sendable {
                 }
                 s.frames = [frame]
             case .bounded:
+                if let bound = s.maxBacklog {
+                    // The oldest frames, too far behind the newest, go first.
+                    let keepAfter = frame.timestampNanoseconds > bound ? frame.timestampNanoseconds - bound : 0
+                    let stale = s.frames.prefix { $0.timestampNanoseconds < keepAfter }.count
+                    if stale > 0 {
+                        aged = Array(s.frames.prefix(stale))
+                        s.frames.removeFirst(stale)
+                        for old in aged { s.noteDropped(old.sequence) }
+                    }
+                }
                 if s.frames.count >= s.capacity {
                     released = frame
                     dropped = true
@@ -123,7 +151,9 @@ public final class FrameQueue: Sendable {
             }
         }
         if dropped { dropCount.add(1, ordering: .relaxed) }
+        if !aged.isEmpty { dropCount.add(aged.count, ordering: .relaxed) }
         _ = released // released here, outside the lock
+        _ = aged
         resume?.resume(returning: frame)
     }
 

@@ -209,8 +209,9 @@ public enum RecordingEvent: Sendable, Equatable {
 ///
 /// The file is `<path>.partial` while being written (fragmented MP4/MOV: a
 /// killed process leaves it playable, losing at most one fragment) and gets
-/// its final name after a clean finish and fsync. Its queue is bounded: an
-/// encoder that falls behind drops frames (counted), never stalling the camera.
+/// its final name after a clean finish and fsync. Its queue is bounded, in
+/// frames and in camera time (`maxBacklog`): an encoder that falls behind
+/// drops frames (counted), never stalling the camera nor lagging it by more.
 /// Between recordings it holds no frame.
 ///
 /// The limits may be set at any time, from any thread; a recording in
@@ -408,8 +409,15 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
     }
     private let state = Mutex(State())
 
+    /// The most camera time waiting in front of the encoder: an encoder
+    /// starved of CPU is handed frames at most this far behind the camera;
+    /// older ones are dropped and counted (`droppedFrames`), so a power cut
+    /// never also loses a backlog.
+    public static let maxBacklog: Duration = .milliseconds(250)
+
     public init(preferredPixelFormat: PixelFormat? = .nv12) {
         self.preferredPixelFormat = preferredPixelFormat
+        queue.maxBacklog = Self.maxBacklog
         queue.setAccepting(false)
     }
 

@@ -139,7 +139,7 @@ extension VirtualBoardTests {
         #expect(result.stderr.contains("preview off: another process holds DRM master on /dev/dri/card0"), "\(result.stderr)")
         #expect(out.contains("preview: headless: another process holds DRM master"))
         let frames = out.split(separator: "\n").first { $0.hasPrefix("nb_read_frames=") }.flatMap { Int($0.dropFirst(15)) } ?? 0
-        #expect(Double(frames) >= 2 * VirtualBoard.vimcSlowestRate, "the recording beside a held display has \(frames) frames")
+        #expect(frames >= 5, "the recording beside a held display has \(frames) frames")
         let summary = try #require(out.split(separator: "\n").first { $0.hasPrefix("preview: showing") }, "\(out)")
         #expect(summary.contains("0.00 copies per frame") && summary.contains("0 converted"), "\(summary)")
         let screen = try PPM(packageRoot + "/\(folder)/pattern.ppm")

@@ -140,7 +140,7 @@ extension VirtualBoardTests {
         #expect(lines.contains { $0.hasPrefix("pull2: pulled ") && $0.contains(inProgress) }, "\(out)")
         #expect(lines.contains { $0.hasPrefix("pull2: obscura: 1 pulled") && $0.contains("2 already here") }, "\(out)")
         let frames = lines.filter { $0.hasPrefix("pulled-frames=") }.compactMap { Int($0.dropFirst(14)) }
-        #expect(frames.count == 2 && frames.allSatisfy { Double($0) > 3 * VirtualBoard.vimcSlowestRate }, "\(frames)")
+        #expect(frames.count == 2 && frames.allSatisfy { $0 >= 5 }, "\(frames)")
 
         // Resume: the second run sends what was missing, not the whole file.
         #expect(value("interrupted-rc=") == "1")

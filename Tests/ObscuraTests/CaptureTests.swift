@@ -169,6 +169,35 @@ private func session(_ camera: SyntheticCamera, outputs: [VideoDataOutput], pres
         #expect(await queue.next() == nil)
     }
 
+    /// A consumer that falls behind (a starved encoder) is never handed a
+    /// frame further behind the camera than the backlog bound, by the frames'
+    /// own timestamps, whatever the capacity: older frames go, counted.
+    @Test func aBoundedQueueHoldsAtMostItsBacklogOfCameraTime() async {
+        let queue = FrameQueue(policy: .bounded(16))
+        queue.maxBacklog = .milliseconds(250)
+        #expect(queue.maxBacklog == .milliseconds(250))
+        let released = Atomic<Int>(0)
+        // 30 fps for a second, nobody taking frames.
+        for i in 0..<30 {
+            queue.push(VideoFrame(format: .nv12, size: PixelSize(width: 2, height: 2), planes: [], sequence: UInt32(i),
+                                  timestampNanoseconds: 5_000_000_000 + UInt64(i) * 33_333_333,
+                                  release: { released.add(1, ordering: .relaxed) }))
+        }
+        // 29 at 0.967 s: frames from 0.717 s on stay (22…29).
+        #expect(queue.count == 8)
+        #expect(queue.drops == 22)
+        #expect(released.load(ordering: .relaxed) == 22)   // back to the camera at once
+        #expect(queue.dropped(after: 0, before: 22) == 21)   // numbered, so the file counts them as drops
+        #expect(await queue.next()?.sequence == 22)
+        // Without the bound, the capacity alone decides.
+        let plain = FrameQueue(policy: .bounded(16))
+        for i in 0..<30 {
+            plain.push(VideoFrame(format: .nv12, size: PixelSize(width: 2, height: 2), planes: [], sequence: UInt32(i),
+                                  timestampNanoseconds: UInt64(i) * 33_333_333))
+        }
+        #expect(plain.count == 16 && plain.drops == 14)
+    }
+
     @Test func oneShotTakesOneFrameWhenArmed() async {
         let queue = FrameQueue(policy: .oneShot)
         func frame(_ i: Int) -> VideoFrame {

@@ -24,13 +24,6 @@ public enum VirtualBoard {
         suite == "bookworm" ? (width - width % 6, height - height % 6) : (width, height)
     }
 
-    /// The frame rate the board tests count on from vimc at 640x480: a third
-    /// of what it delivers on this board under emulation (measured: about 30
-    /// fps on Debian 12 amd64; about 1.5 on the Debian 13 boards, amd64 and
-    /// arm64 alike, with kernel 6.12 and libcamera 0.4), so that a loaded
-    /// machine still passes.
-    public static var vimcSlowestRate: Double { suite == "bookworm" && arch == "amd64" ? 10 : 0.5 }
-
     /// Why the board cannot run here, or nil when it can.
     public static let unavailableReason: String? = {
         if isCI { return nil }
