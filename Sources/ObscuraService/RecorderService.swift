@@ -105,6 +105,8 @@ public actor RecorderService {
     private var recordingTask: Task<Void, Never>?
     private var recordingStarted: ContinuousClock.Instant?
     private var currentFile: String?
+    /// A start being prepared (its storage work off the actor).
+    private var starting: Task<String?, Never>?
     /// Whether the current recording's first frame time was journaled.
     private var firstFrameSaid = false
     private var flashMode = FlashMode.auto
@@ -211,6 +213,9 @@ public actor RecorderService {
     /// Blocking file work — hashing whole files, writing photos with fsync —
     /// runs on this thread, never on the actor's executor (Swift's pool).
     private let fileWork = try? ThreadExecutor(name: "obscura-files")
+    /// The USB drive's storage work, apart from the SD card's: a drive that
+    /// hangs holds up this thread only.
+    private let driveWork = try? ThreadExecutor(name: "obscura-drive")
 
     private func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await Task.detached(executorPreference: fileWork) { try body() }.value
@@ -465,7 +470,9 @@ public actor RecorderService {
     private func resumeIfLost() {
         guard resumeRecording, !stopping else { return }
         resumeRecording = false
-        if let path = startRecording() { logger.notice("recording goes on after the camera's loss: \(path)") }
+        Task {
+            if let path = await startRecording() { logger.notice("recording goes on after the camera's loss: \(path)") }
+        }
     }
 
     private func noteError(_ message: String) {
@@ -568,6 +575,50 @@ public actor RecorderService {
         return s
     }
 
+    /// Where the next recording goes, after loop recording's cleanup there:
+    /// the folder scans, unlinks and statvfs run off the actor (a slow card
+    /// must not hold up buttons, status or control), the drive's on a thread
+    /// of its own with a deadline, so a drive that hangs rather than vanishes
+    /// holds up neither the SD card's work nor the recording: it is given up
+    /// on, and the recording goes to the SD card. Nil: nowhere (said).
+    private func chooseStorage() async -> Target? {
+        var target = self.target
+        if target.onDrive {
+            let keeper = target.keeper, folder = target.folder
+            let free = await StorageCall.within(Self.driveDeadline, on: driveWork) { () -> Int? in
+                keeper.enforce()
+                return StorageKeeper.freeBytes(folder)
+            }
+            switch free {
+            case .none:
+                logger.warning("usb.drive: \(folder) did not answer within \(Self.driveDeadline): recording to the SD card (\(configuration.recordingsFolder))")
+                driveUsable = false
+                status.stageRestarts["storage", default: 0] += 1
+                target = sdTarget
+            case .some(let free?) where free < target.minFree:
+                // A drive too full even after its oldest files went: the SD card.
+                logger.warning("usb.min_free_space_mb: \(free >> 20) MiB free on the drive (\(target.folder)), less than \(target.minFree >> 20) MiB: recording to the SD card (\(configuration.recordingsFolder))")
+                target = sdTarget
+            case .some:
+                return target
+            }
+        }
+        let sd = target
+        let free = try? await offPool { () -> Int? in
+            sd.keeper.enforce()
+            return StorageKeeper.freeBytes(sd.folder)
+        }
+        if let free = free ?? nil, free < sd.minFree {
+            fail("cannot record: \(free >> 20) MiB free in \(sd.folder), less than the minimum \(sd.minFree >> 20) MiB")
+            return nil
+        }
+        return sd
+    }
+
+    /// How long the drive may take to be cleaned up and measured before a
+    /// recording starts; longer, and it is taken for hung.
+    static let driveDeadline: Duration = .seconds(2)
+
     // MARK: Actions
 
     public func toggleRecording() async {
@@ -577,18 +628,28 @@ public actor RecorderService {
             if state == .error { enter(.idle) }
             return
         }
-        if state == .recording { await stopRecording() } else { startRecording() }
+        if state == .recording { await stopRecording() } else { await startRecording() }
     }
 
     @discardableResult
-    public func startRecording() -> String? { startRecording(retry: false) }
+    public func startRecording() async -> String? { await startRecording(retry: false) }
 
     /// `retry`: a try after an encoder failed; the state stays until the new
-    /// file has packets (`follow`), and a failed try is not news.
-    private func startRecording(retry: Bool) -> String? {
+    /// file has packets (`follow`), and a failed try is not news. A start
+    /// asked for while one is being prepared gets that one's answer.
+    private func startRecording(retry: Bool) async -> String? {
+        if let starting { return await starting.value }
+        let start = Task { await self.startRecordingNow(retry: retry) }
+        starting = start
+        let path = await start.value
+        starting = nil
+        return path
+    }
+
+    private func startRecordingNow(retry: Bool) async -> String? {
         guard state != .recording, !stopping, currentFile == nil else { return currentFile }
         if session == nil { openCamera() }
-        guard let movie, let device else {
+        guard movie != nil, device != nil else {
             fail("cannot record: no camera")
             return nil
         }
@@ -597,16 +658,11 @@ public actor RecorderService {
             fail("cannot record now: the camera is gone; recording starts when it is back")
             return nil
         }
-        var target = self.target
-        target.keeper.enforce()
-        // A drive too full even after its oldest files went: the SD card.
-        if target.onDrive, let free = StorageKeeper.freeBytes(target.folder), free < target.minFree {
-            logger.warning("usb.min_free_space_mb: \(free >> 20) MiB free on the drive (\(target.folder)), less than \(target.minFree >> 20) MiB: recording to the SD card (\(configuration.recordingsFolder))")
-            target = sdTarget
-            target.keeper.enforce()
-        }
-        if let free = StorageKeeper.freeBytes(target.folder), free < target.minFree {
-            fail("cannot record: \(free >> 20) MiB free in \(target.folder), less than the minimum \(target.minFree >> 20) MiB")
+        guard let target = await chooseStorage() else { return nil }
+        // The actor ran other work meanwhile: look again.
+        guard state != .recording, !stopping, currentFile == nil else { return currentFile }
+        guard let movie, let device else {
+            fail("cannot record: no camera")
             return nil
         }
         let path = "\(target.folder)/\(FileNames.stem(clockSynchronized: clockSynchronized)).\(configuration.recordingExtension)"
@@ -733,7 +789,9 @@ public actor RecorderService {
             Task { await self.failOverFromDrive(reason) }
             return
         }
-        keeper.enforce()
+        // Loop recording's cleanup on the file thread (a folder scan and unlinks).
+        let keeper = keeper
+        Task.detached(executorPreference: fileWork) { keeper.enforce() }
         switch reason {
         case .stopped, .maximumDurationReached, .maximumFileSizeReached, .sessionStopped:
             if state == .recording { enter(.idle) }
@@ -780,7 +838,7 @@ public actor RecorderService {
         driveUsable = false
         status.stageRestarts["storage", default: 0] += 1
         if state == .recording { enter(.idle) }
-        if let path = startRecording() {
+        if let path = await startRecording() {
             logger.notice("recording goes on on the SD card after the drive went away: \(path)")
         }
     }
@@ -829,13 +887,14 @@ public actor RecorderService {
         encoderRetry = Task {
             try? await Task.sleep(for: .milliseconds(500))
             guard !Task.isCancelled else { return }
-            self.retryEncoder()
+            await self.retryEncoder()
         }
     }
 
-    private func retryEncoder() {
+    private func retryEncoder() async {
         guard encoderDownSince != nil, !stopping, currentFile == nil else { return }
-        if session?.isInterrupted == true || startRecording(retry: true) == nil { scheduleEncoderRetry() }
+        if session?.isInterrupted == true { return scheduleEncoderRetry() }
+        if await startRecording(retry: true) == nil { scheduleEncoderRetry() }
     }
 
     /// Packets flow again after an encoder failed: one restart of the
@@ -1151,7 +1210,7 @@ public actor RecorderService {
             let data = (try? JSONEncoder().encode(currentStatus())) ?? Data()
             return String(decoding: data, as: UTF8.self)
         case ["record", "start"]:
-            guard let path = startRecording() else { return reply(false, status.lastError ?? "cannot record") }
+            guard let path = await startRecording() else { return reply(false, status.lastError ?? "cannot record") }
             return reply(true, "recording", file: path)
         case ["record", "stop"]:
             if (resumeRecording && currentFile == nil) || encoderDownSince != nil {

@@ -1,4 +1,5 @@
 import Foundation
+import ObscuraSystem
 
 /// Loop recording: keeps a folder of finished recordings under a quota and
 /// the disk above a free-space minimum by deleting the oldest finished
@@ -61,5 +62,28 @@ public struct StorageKeeper: Sendable {
             deleted.append(oldest.path)
         }
         return deleted
+    }
+}
+
+/// A storage call that may hang (a USB drive that stops answering rather
+/// than going away): run on its own thread, waited for at most a deadline.
+enum StorageCall {
+    /// `body`'s result, or nil when it did not finish within `limit` (it
+    /// goes on on its thread, and its result is then dropped).
+    static func within<T: Sendable>(_ limit: Duration, on executor: (any TaskExecutor)?,
+                                    _ body: @escaping @Sendable () -> T) async -> T? {
+        let work = Task.detached(executorPreference: executor) { body() }
+        let waiter = Mutex<CheckedContinuation<T?, Never>?>(nil)
+        return await withCheckedContinuation { continuation in
+            waiter.withLock { $0 = continuation }
+            Task {
+                let value = await work.value
+                waiter.withLock { w -> CheckedContinuation<T?, Never>? in defer { w = nil }; return w }?.resume(returning: value)
+            }
+            Task {
+                try? await Task.sleep(for: limit)
+                waiter.withLock { w -> CheckedContinuation<T?, Never>? in defer { w = nil }; return w }?.resume(returning: nil)
+            }
+        }
     }
 }

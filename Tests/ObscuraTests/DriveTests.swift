@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObscuraService
+import ObscuraSystem
 
 /// The USB drive's lookup: by label through udev's links and the mount table,
 /// or by mount point; and its configuration's errors.
@@ -89,5 +90,26 @@ import Testing
         #expect(DriveConfiguration.udevEscape("café_1.2") == "café_1.2")
         #expect(DriveConfiguration.udevUnescape("KIOSK\\x20USB") == "KIOSK USB")
         #expect(Mount.unescape("/media/a\\040b") == "/media/a b")
+    }
+}
+
+/// A storage call that hangs (a drive that stops answering) is given up on
+/// at its deadline, on its own thread; one that answers gives its result.
+@Suite struct StorageCallTests {
+    @Test func aHangingCallIsGivenUpOnAtItsDeadlineAndAnAnsweringOneGivesItsResult() async throws {
+        let thread = try ThreadExecutor(name: "storage-call-test")
+        let release = DispatchSemaphore(value: 0)
+        let began = ContinuousClock.now
+        let hung = await StorageCall.within(.milliseconds(200), on: thread) { () -> Int in
+            release.wait()   // blocks its thread, as a read of a hung drive does
+            return 1
+        }
+        let waited = ContinuousClock.now - began
+        #expect(hung == nil)
+        #expect(waited >= .milliseconds(200))
+        // Given up on at the deadline, not when the call ended (it has not).
+        release.signal()
+        let answered = await StorageCall.within(.seconds(30), on: nil) { 42 }
+        #expect(answered == 42)
     }
 }
