@@ -45,8 +45,10 @@ extension VirtualBoardTests {
             # of the camera's frames in the SD card's files.
             failed_over() { journalctl -u obscura | grep -q "recording goes on on the SD card"; }
             wait_for 60 "the journal to say the recording goes on on the SD card" failed_over
-            sd_frames() { n=0; for f in $sd/*.mp4 /var/lib/obscura/incoming/*.partial; do [ -e "$f" ] && n=$((n + $(frames "$f" || true))); done; echo "$n"; }
-            on_sd() { [ "$(sd_frames)" -ge \(least) ]; }
+            on_sd() { # stops counting once there are enough
+                n=0; for f in /var/lib/obscura/incoming/*.partial $sd/*.mp4; do
+                    [ -e "$f" ] && n=$((n + $(frames "$f"))); [ $n -ge \(least) ] && return 0
+                done; return 1; }
             wait_for 120 "\(least) frames in the SD card's files" on_sd
             echo "active=$(systemctl is-active obscura) restarts=$(systemctl show -p NRestarts --value obscura)"
             obscura ctl record stop > /dev/null
