@@ -132,6 +132,12 @@ extension ServiceStatus {
         m.add("obscura_skipped_frames_total", .counter, "Frames recordings lack because the camera never delivered them.", Double(skippedFramesTotal))
         m.add("obscura_encoder_latency_seconds", .gauge, "Mean time from a frame going into the video encoder to its packet coming out (last half second with packets).", encoderLatencySeconds)
         m.add("obscura_frames_in_encoder", .gauge, "Frames inside the video encoder with no packet out yet.", Double(framesInEncoder))
+        if let rate = cameraFrameRate, let configured = configuredFrameRate {
+            m.add("obscura_camera_frame_rate", .gauge, "The frame rate asked of the camera: below the configured one while the recorder could not keep up.", rate)
+            m.add("obscura_configured_frame_rate", .gauge, "The configured frame rate.", configured)
+            m.add("obscura_frame_rate_steps_total", .counter, "Steps of the camera's frame rate: down when the recorder fell behind, up when it kept up again.",
+                  [([("direction", "down")], Double(rateStepsDown)), ([("direction", "up")], Double(rateStepsUp))])
+        }
         m.add("obscura_written_bytes_total", .counter, "Bytes of recordings written since the service started.", Double(bytesTotal))
         m.add("obscura_recordings_finished_total", .counter, "Recording files finished (each segment counts).", Double(recordings))
         m.add("obscura_recordings_failed_total", .counter, "Recordings ended by a failure (disk full, camera lost, encoder error); what they held is finalized.", Double(recordingsFailed))

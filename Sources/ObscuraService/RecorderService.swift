@@ -60,6 +60,13 @@ public struct ServiceStatus: Sendable, Codable, Equatable {
     public var stageGapSeconds: [String: Double] = [:]
     public var storages: [StorageStatus] = []
     public var host = HostHealth()
+    /// The frame rate asked of the camera, and the configured one: lower
+    /// while the recorder could not keep up (`PaceGovernor`); the steps
+    /// taken down and up since the service started.
+    public var cameraFrameRate: Double?
+    public var configuredFrameRate: Double?
+    public var rateStepsDown = 0
+    public var rateStepsUp = 0
     /// Where the metrics file is written, or why it is not.
     public var metrics: String?
 }
@@ -418,6 +425,11 @@ public actor RecorderService {
             }
             try session.commitConfiguration()
             frameRate = setFrameRate(device)
+            pace = device.isFrameDurationControlSupported
+                ? PaceGovernor(nominal: frameRate, lowest: max(1, device.activeFrameRateRange?.lowerBound ?? 1)) : nil
+            status.cameraFrameRate = pace?.rate
+            status.configuredFrameRate = pace?.nominal
+            paceSeen = nil
             attachAudio(to: session)
             try session.startRunning()
             if configuration.preRecordSeconds > 0 {
@@ -502,6 +514,42 @@ public actor RecorderService {
     /// The rate the encoder plans for: the configured one, as the camera was
     /// set to it (or the nearest it allows).
     private var frameRate = 30.0
+    /// Steps the camera's rate down while the recorder cannot keep up (nil:
+    /// the camera has no frame-rate control), and what the last round saw.
+    private var pace: PaceGovernor?
+    private var paceSeen: (frames: Int, dropped: Int)?
+
+    /// One housekeeping round of the pace: what the recording in progress
+    /// recorded and dropped since the last round decides a step.
+    private func followPace() {
+        guard var governor = pace, let device, state == .recording, currentFile != nil else {
+            paceSeen = nil
+            return
+        }
+        let now = (frames: status.frames, dropped: status.droppedFrames)
+        defer { paceSeen = now }
+        guard let before = paceSeen, now.frames >= before.frames, now.dropped >= before.dropped else { return }
+        guard let step = governor.window(recorded: now.frames - before.frames, dropped: now.dropped - before.dropped) else {
+            pace = governor
+            return
+        }
+        do {
+            try device.withConfigurationLock { try $0.setActiveVideoFrameRate(governor.rate) }
+        } catch {
+            logger.warning("camera \(device.uniqueID): cannot set \(governor.rate) fps: \(error)")
+            return
+        }
+        pace = governor
+        status.cameraFrameRate = governor.rate
+        switch step {
+        case .down(let from, let to, let dropped, let offered):
+            status.rateStepsDown += 1
+            logger.warning("\(String(format: "the recorder is behind its camera (%d of %d frames dropped): the camera steps down from %g to %g fps", dropped, offered, from, to))")
+        case .up(let from, let to):
+            status.rateStepsUp += 1
+            logger.notice("\(String(format: "the recorder keeps up: the camera steps up from %g to %g fps (configured %g)", from, to, governor.nominal))")
+        }
+    }
 
     /// Sets the camera to the configured frame rate when it has a frame-rate
     /// control; a rate outside what its format allows becomes the nearest
@@ -1111,6 +1159,7 @@ public actor RecorderService {
             if healthy { notifier.notify("WATCHDOG=1\nSTATUS=\(statusLine)") }
             // sysfs reads can block (a sensor on I²C): off the pool.
             if let health = try? await offPool({ HostHealth.read() }) { status.host = health }
+            followPace()
             await followDrive()
             await measureStorage()
             await followClock()
