@@ -42,7 +42,8 @@ extension VirtualBoardTests {
         // frame the recorder took is in the file, and the file's own frame
         // times span the three seconds asked for.
         let summary = try #require(RecordingSummary.find(in: result.stdout), "\(result.stdout)")
-        #expect(video.frameCount >= 5 && video.frameCount == summary.frames, "\(summary.line)")
+        // (Two at least: the Debian 13 boards' vimc gives about 1.5 a second.)
+        #expect(video.frameCount >= 2 && video.frameCount == summary.frames, "\(summary.line)")
         let interval = 1 / video.measuredFrameRate
         let span = (video.frameTimes.last ?? 0) - (video.frameTimes.first ?? 0) + interval
         #expect(abs(span - 3) <= interval + 0.05, "the file spans \(span) s of frames \(interval) s apart; 3 s were asked for")
