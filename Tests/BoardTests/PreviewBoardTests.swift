@@ -140,9 +140,9 @@ extension VirtualBoardTests {
         #expect(out.contains("preview: headless: another process holds DRM master"))
         let frames = out.split(separator: "\n").first { $0.hasPrefix("nb_read_frames=") }.flatMap { Int($0.dropFirst(15)) } ?? 0
         // Two seconds of the camera's frames (the Debian 13 boards' vimc gives about 1.5 a second).
-        let summary = try #require(RecordingSummary.find(in: out), "\(out)")
-        #expect(frames >= 2 && frames == summary.frames && summary.seconds >= 2 - summary.frameInterval - 0.05,
-                "the recording beside a held display has \(frames) frames: \(summary.line)")
+        let recorded = try #require(RecordingSummary.find(in: out), "\(out)")
+        #expect(frames >= 2 && frames == recorded.frames && recorded.seconds >= 2 - recorded.frameInterval - 0.05,
+                "the recording beside a held display has \(frames) frames: \(recorded.line)")
         let summary = try #require(out.split(separator: "\n").first { $0.hasPrefix("preview: showing") }, "\(out)")
         #expect(summary.contains("0.00 copies per frame") && summary.contains("0 converted"), "\(summary)")
         let screen = try PPM(packageRoot + "/\(folder)/pattern.ppm")
