@@ -244,3 +244,85 @@ extension VirtualBoardTests {
     }
 }
 }
+
+extension VirtualBoardTests {
+/// A recorder that cannot keep up with its camera: the service on the
+/// emulated board with the test pattern at 1280x720 and 30 fps through
+/// libx264's medium preset. What it dropped is read from the run; given
+/// drops, the camera must have been stepped down, said in the journal,
+/// `obscura status` and the metrics, and the recording kept whole.
+@Suite struct PaceBoardTests {
+    @Test func aRecorderThatCannotKeepUpStepsTheCameraDown() throws {
+        let result = try VirtualBoard.run("""
+            . board/virtual/waiting.sh
+            mkdir -p /tmp/svc
+            cat > /tmp/svc/pattern.toml <<'T'
+            [board]
+            name = "Test pattern"
+            [camera]
+            id = "synthetic"
+            size = "1280x720"
+            frame_rate = 30
+            pixel_format = "NV12"
+            [encoder]
+            preference = ["libx264"]
+            preset = "medium"
+            bit_rate = 4000000
+            [audio]
+            device = "none"
+            T
+            cat > /tmp/svc/obscura.toml <<'T'
+            board = "/tmp/svc/pattern.toml"
+            [recording]
+            folder = "/tmp/svc/rec"
+            segment_seconds = 0
+            min_free_space_mb = 16
+            [photo]
+            folder = "/tmp/svc/photos"
+            [control]
+            socket = "/tmp/svc/control.sock"
+            [metrics]
+            file = "/tmp/svc/obscura.prom"
+            interval_seconds = 1
+            T
+            o=.build/debug/obscura
+            $o run --config /tmp/svc/obscura.toml > /tmp/svc/log 2>&1 &
+            p=$!
+            ready() { grep -q "ready" /tmp/svc/log; }
+            wait_for 120 "the service to be ready" ready
+            $o ctl --socket /tmp/svc/control.sock record start | sed 's/^/start: /'
+            stepped() { grep -q "the camera steps down" /tmp/svc/log; }
+            wait_for 150 "a step down" stepped
+            $o status --socket /tmp/svc/control.sock | sed 's/^/status: /'
+            grep -E '^obscura_(camera_frame_rate|configured_frame_rate|frame_rate_steps_total)' /tmp/svc/obscura.prom | sed 's/^/metric: /'
+            $o ctl --socket /tmp/svc/control.sock record stop > /dev/null
+            finished() { grep -q "recording finished" /tmp/svc/log; }
+            wait_for 120 "the recording to finish" finished
+            kill -TERM $p; wait $p
+            for f in /tmp/svc/rec/*.mp4; do
+                echo "frames=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
+            done
+            sed 's/^/log: /' /tmp/svc/log
+            """, timeout: 400)
+        let out = result.stdout
+        let lines = out.split(separator: "\n").map(String.init)
+        #expect(!out.contains("gave up after"), "\(out)\(result.stderr)")
+        // The recorder was behind: it dropped frames (read from the run, not assumed).
+        let finished = try #require(lines.first { $0.hasPrefix("log: ") && $0.contains("recording finished: ") }, "\(out)")
+        let words = finished.split(separator: " ")
+        let dropped = words.firstIndex(of: "dropped").flatMap { Int(words[$0 + 1].trimmingCharacters(in: .punctuationCharacters)) } ?? 0
+        let said = words.firstIndex(of: "frames,").flatMap { Int(words[$0 - 1]) }
+        try #require(dropped > 0, "the recorder kept up with 720p30 through x264's medium preset on the emulated board; nothing to step down: \(finished)")
+        // So the camera was stepped down, and every place says so.
+        let step = try #require(lines.first { $0.contains("the recorder is behind its camera (") && $0.contains("the camera steps down from 30 to ") }, "\(out)")
+        #expect(lines.contains { $0.hasPrefix("status: camera rate: ") && $0.contains("of 30 configured (stepped down: the recorder could not keep up; stepped down ") }, "\(out)")
+        #expect(lines.contains("metric: obscura_configured_frame_rate 30"), "\(out)")
+        #expect(lines.contains { $0.hasPrefix("metric: obscura_camera_frame_rate ") && (Double($0.split(separator: " ").last ?? "") ?? 30) < 30 }, "\(out)")
+        #expect(lines.contains { $0.hasPrefix("metric: obscura_frame_rate_steps_total{direction=\"down\"} ") && !$0.hasSuffix(" 0") }, "\(out)")
+        // The recording never stopped for it: one file, every frame it says it has.
+        let frames = lines.filter { $0.hasPrefix("frames=") }.compactMap { Int($0.dropFirst(7)) }
+        #expect(frames.count == 1 && frames.first == said, "\(frames) \(finished)")
+        print("PaceBoardTests: \(step.dropFirst(5)); \(finished.dropFirst(5))")
+    }
+}
+}
