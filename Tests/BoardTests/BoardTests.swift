@@ -44,9 +44,18 @@ extension VirtualBoardTests {
         let summary = try #require(RecordingSummary.find(in: result.stdout), "\(result.stdout)")
         // (Two at least: the Debian 13 boards' vimc gives about 1.5 a second.)
         #expect(video.frameCount >= 2 && video.frameCount == summary.frames, "\(summary.line)")
+        // The recording ended on the camera's clock at three seconds: never
+        // more; and all of them in the file when the recorder kept up (a
+        // starved one drops frames, the last ones too, and says so).
+        #expect(summary.line.hasSuffix("finished: maximum duration reached"), "\(summary.line)")
         let interval = 1 / video.measuredFrameRate
         let span = (video.frameTimes.last ?? 0) - (video.frameTimes.first ?? 0) + interval
-        #expect(abs(span - 3) <= interval + 0.05, "the file spans \(span) s of frames \(interval) s apart; 3 s were asked for")
+        #expect(span <= 3 + interval + 0.05, "the file spans \(span) s of frames \(interval) s apart; 3 s were asked for")
+        // (The progress lines count every drop, those after the last frame too.)
+        let droppedAny = summary.dropped > 0 || result.stderr.range(of: "dropped [1-9]", options: .regularExpression) != nil
+        if !droppedAny {
+            #expect(abs(span - 3) <= interval + 0.05, "the file spans \(span) s of frames \(interval) s apart; 3 s were asked for")
+        }
         #expect(!FileManager.default.fileExists(atPath: packageRoot + "/" + clip + ".partial"))
     }
 
