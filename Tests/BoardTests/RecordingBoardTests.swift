@@ -37,7 +37,7 @@ extension VirtualBoardTests {
         let result = try VirtualBoard.run("""
             \(obscura) record --size 640x480 --pre-record 2 --trigger-after 3.5 --duration 1 --output pre.mp4 || exit 1
             echo "--packets"
-            \(Self.packets) pre.mp4; rm -f pre.mp4
+            \(Self.packets) pre.mp4; rm -f pre.mp4 pre.mp4.sha256
             """)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         let summary = try #require(result.stdout.split(separator: "\n").first { $0.hasPrefix("recorded ") }, "\(result.stderr)")
