@@ -136,7 +136,7 @@ extension ServiceStatus {
             m.add("obscura_camera_frame_rate", .gauge, "The frame rate asked of the camera: below the configured one while the recorder could not keep up.", rate)
             m.add("obscura_configured_frame_rate", .gauge, "The configured frame rate.", configured)
             m.add("obscura_frame_rate_steps_total", .counter, "Steps of the camera's frame rate: down when the recorder fell behind, up when it kept up again.",
-                  [([("direction", "down")], Double(rateStepsDown)), ([("direction", "up")], Double(rateStepsUp))])
+                  [([("direction", "down")], Double(rateStepsDown ?? 0)), ([("direction", "up")], Double(rateStepsUp ?? 0))])
         }
         m.add("obscura_written_bytes_total", .counter, "Bytes of recordings written since the service started.", Double(bytesTotal))
         m.add("obscura_recordings_finished_total", .counter, "Recording files finished (each segment counts).", Double(recordings))

@@ -62,11 +62,12 @@ public struct ServiceStatus: Sendable, Codable, Equatable {
     public var host = HostHealth()
     /// The frame rate asked of the camera, and the configured one: lower
     /// while the recorder could not keep up (`PaceGovernor`); the steps
-    /// taken down and up since the service started.
+    /// taken down and up since the service started (optional, so that a
+    /// status from a service without them still decodes).
     public var cameraFrameRate: Double?
     public var configuredFrameRate: Double?
-    public var rateStepsDown = 0
-    public var rateStepsUp = 0
+    public var rateStepsDown: Int?
+    public var rateStepsUp: Int?
     /// Where the metrics file is written, or why it is not.
     public var metrics: String?
 }
@@ -543,10 +544,10 @@ public actor RecorderService {
         status.cameraFrameRate = governor.rate
         switch step {
         case .down(let from, let to, let dropped, let offered):
-            status.rateStepsDown += 1
+            status.rateStepsDown = (status.rateStepsDown ?? 0) + 1
             logger.warning("\(String(format: "the recorder is behind its camera (%d of %d frames dropped): the camera steps down from %g to %g fps", dropped, offered, from, to))")
         case .up(let from, let to):
-            status.rateStepsUp += 1
+            status.rateStepsUp = (status.rateStepsUp ?? 0) + 1
             logger.notice("\(String(format: "the recorder keeps up: the camera steps up from %g to %g fps (configured %g)", from, to, governor.nominal))")
         }
     }

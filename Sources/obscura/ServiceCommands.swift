@@ -100,10 +100,10 @@ struct StatusCommand: AsyncParsableCommand {
                 let quota = s.quotaBytes > 0 ? " of a \(s.quotaBytes >> 20) MiB quota" : ""
                 lines.append("storage \(s.name): \(s.path), \(free), \(s.usedBytes >> 20) MiB used\(quota)" + (s.active ? " (recording here)" : ""))
             }
-            if let rate = status.cameraFrameRate, let configured = status.configuredFrameRate, rate < configured || status.rateStepsDown > 0 {
+            if let rate = status.cameraFrameRate, let configured = status.configuredFrameRate, rate < configured || (status.rateStepsDown ?? 0) > 0 {
                 lines.append(String(format: "camera rate: %g fps of %g configured (%@; stepped down %d, up %d times)", rate, configured,
                                     rate < configured ? "stepped down: the recorder could not keep up" : "back to the configured rate",
-                                    status.rateStepsDown, status.rateStepsUp))
+                                    status.rateStepsDown ?? 0, status.rateStepsUp ?? 0))
             }
             lines.append("flash: \(status.flash)")
             if let preview = status.preview { lines.append("preview: \(preview)") }
