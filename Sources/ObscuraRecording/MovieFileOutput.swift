@@ -871,6 +871,11 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                     latency.packetsOut(drained.count)
                     try write(drained, encoder)
                 }
+                // What the drain wrote counts too (with a slow camera, it may
+                // be most of a short recording).
+                if sink.isOpen, let newest = sink.newestVideoPTS {
+                    progress.duration = max(progress.duration, .microseconds(newest - sink.fileBase))
+                }
                 progress.bytes = sink.bytes
                 if reason == .stopped || reason == .maximumDurationReached || reason == .maximumFileSizeReached,
                    sink.audio != nil, timeline.lastPTS >= 0, let last = timeline.sensorTime(pts: timeline.lastPTS) {

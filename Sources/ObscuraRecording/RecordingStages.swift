@@ -221,7 +221,8 @@ final class SegmentedFileSink {
 
     /// The newest video frame's time written to the current file (encoder
     /// time, µs).
-    private var newestVideoPTS: Int64?
+    /// The newest video frame written (microseconds, before any rebase).
+    private(set) var newestVideoPTS: Int64?
 
     /// Encodes the sound captured so far onto `timeline`, as far as the
     /// video written (`all`: everything, the file is ending).
