@@ -43,9 +43,9 @@ public struct MovieSettings: Sendable, Equatable {
     /// that under one second.
     public var fragmentDuration: Duration = .milliseconds(500)
     /// Most media time the software encoder may hold back (frame threads,
-    /// lookahead, B-frames), at the nominal rate: a power cut loses it on
-    /// top of the fragment being built. A tenth of a second keeps that loss
-    /// under one second at 10 fps as at 60; nil: what the preset and threads
+    /// lookahead, B-frames), at the nominal rate and never more than one
+    /// frame (`VideoEncoderSettings.maxHeldFrames`): a power cut loses it on
+    /// top of the fragment being built. nil: what the preset and threads
     /// make it (x264 on four cores holds seven frames, 0.7 s at 10 fps).
     public var maxEncoderDelay: Duration? = Self.defaultMaxEncoderDelay
     public static let defaultMaxEncoderDelay: Duration = .milliseconds(100)
