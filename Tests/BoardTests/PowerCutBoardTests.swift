@@ -9,8 +9,9 @@ extension VirtualBoardTests {
 /// recording loses at most one second, with vimc and with the test pattern
 /// at 10 and 30 fps, six cuts (BENCHMARKS.md has twelve in each mode). The
 /// fragments are synced as they complete:
-/// the disk sees the flushes. Tests/run runs it in slow mode too (the board
-/// at half speed), where the recorder is starved and the promise must hold.
+/// the disk sees the flushes. `Tests/run --slow` runs it with the board at
+/// half speed too, where the recorder is starved (not yet within the promise:
+/// BENCHMARKS.md).
 @Suite struct PowerCutBoardTests {
     @Test func aPowerCutLosesAtMostOneSecondAndLeavesACleanFilesystem() throws {
         let result = try runProgram(packageRoot + "/bench/power-cut", ["--cuts", "6"], cwd: packageRoot)
