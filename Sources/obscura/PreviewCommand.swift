@@ -170,13 +170,15 @@ struct PreviewCommand: AsyncParsableCommand {
         var sequence: UInt32 = 0
         while Date() < end {
             sequence += 1
+            // Each frame keeps the buffer, its mapping and its dmabuf alive
+            // until its last holder lets go: the display may still be
+            // converting the last one after this loop has ended.
             preview.queue.push(VideoFrame(format: .xrgb8888, size: size, planes: [plane],
                                           dmabufs: [DmaBufPlane(fd: dmabuf.rawValue, offset: 0, length: buffer.pitch * size.height)],
-                                          sequence: sequence, timestampNanoseconds: UInt64(Date().timeIntervalSince1970 * 1e9)))
+                                          sequence: sequence, timestampNanoseconds: UInt64(Date().timeIntervalSince1970 * 1e9),
+                                          release: { withExtendedLifetime((client, buffer, dmabuf)) {} }))
             try await Task.sleep(for: .milliseconds(33))
         }
-        try await Task.sleep(for: .milliseconds(100))
-        withExtendedLifetime((client, buffer, dmabuf)) {}
     }
 
     /// Eight vertical colour bars over a grey ramp.
