@@ -598,7 +598,9 @@ public final class CaptureSession: @unchecked Sendable {
         guard let device = lock.withLock({ _ -> CaptureDevice? in
             _state == .interrupted && availabilityClosed ? _input?.device : nil
         }) else { return }
+        let started = ContinuousClock.now
         if device.source.abandonAndRecover() {
+            log(String(format: "the camera is listed again (its backend started afresh in %.2f s)", (ContinuousClock.now - started).seconds))
             resume()
         } else {
             work.asyncAfter(deadline: .now() + 0.5) { [weak self] in self?.lookForReturn() }

@@ -796,7 +796,8 @@ public actor RecorderService {
                     retryingEncoder = false
                     encoderRestarted()
                     enter(.recording)
-                    logger.notice("recording goes on after the encoder's failure: \(path)")
+                    let took = recordingStarted.map { (ContinuousClock.now - $0).seconds } ?? 0
+                    logger.notice("recording goes on after the encoder's failure: \(path) (its first packet \(String(format: "%.2f", took)) s after the file was opened)")
                 }
                 // One line: which encoder, how frames reach it, and why it was chosen.
                 if let p = movie?.progress, !p.encoder.isEmpty, p.encoder != lastEncoderLine {

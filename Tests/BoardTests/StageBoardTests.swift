@@ -7,8 +7,9 @@ extension VirtualBoardTests {
 /// restarted without losing the recording chain.
 @Suite struct StageBoardTests {
     /// vimc's driver unbound mid-recording, bound again: the first file is
-    /// finalized and plays, the recording goes on in a second file within 2 s
-    /// of the camera's return, the gap is journaled and counted, and systemd
+    /// finalized and plays, the recording goes on in a second file as soon as
+    /// the camera is listed again (looked for every half second once the
+    /// kernel and udev are done with it), the gap is journaled and counted, and systemd
     /// never sees the service leave its running state.
     @Test func aCameraThatVanishesMidRecordingGoesOnInANewFileWhenItIsBack() throws {
         let least = 5  // a few frames prove the path ran; no rate is assumed
@@ -25,6 +26,8 @@ extension VirtualBoardTests {
             sleep 2
             echo "bind uptime=$(cut -d' ' -f1 /proc/uptime)"
             echo vimc.0 > /sys/bus/platform/drivers/vimc/bind
+            udevadm settle --timeout 60
+            echo "settled uptime=$(cut -d' ' -f1 /proc/uptime)"
             for i in $(seq 150); do journalctl -u obscura | grep -q "recording goes on after" && break; sleep 0.2; done
             for i in $(seq 120); do [ "$(partial_frames)" -ge \(least) ] 2>/dev/null && break; sleep 0.5; done
             obscura ctl record stop > /dev/null
@@ -33,7 +36,7 @@ extension VirtualBoardTests {
             for f in $rec/*.mp4; do echo "file=$(basename $f) frames=$(frames $f)"; done
             obscura status | sed 's/^/status: /'
             grep -E '^obscura_(stage_restarts_total|stage_gap_seconds_total|recordings_failed_total)' /run/obscura-metrics/obscura.prom | sed 's/^/metric: /'
-            journalctl -u obscura --no-pager -o short-monotonic | grep -E "recording goes on after|camera back after|recording finished" | sed 's/^/mono: /'
+            journalctl -u obscura --no-pager -o short-monotonic | grep -E "recording goes on after|camera back after|recording finished|listed again" | sed 's/^/mono: /'
             journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | sed 's/^/journal: /'
             """, timeout: 300, options: ["--systemd"])
         let out = result.stdout
@@ -62,9 +65,25 @@ extension VirtualBoardTests {
         // (a board starved for a moment may add a stall of its own before).
         let unbound = try #require(number(after: "unbind uptime="))
         let bound = try #require(number(after: "bind uptime="))
+        let settled = try #require(number(after: "settled uptime="))
         let resumed = try #require(monotonic("recording goes on after"), "\(out)")
-        print(String(format: "StageBoardTests: the recording went on %.2f s after the camera was bound", resumed - bound))
-        #expect(resumed > bound && resumed - bound < 2.0, "the recording went on \(resumed - bound) s after the camera was bound")
+        let listedLine = try #require(lines.first { $0.hasPrefix("mono: ") && $0.contains("listed again") && (monotonicOf($0) ?? 0) > bound }, "\(out)")
+        let listed = try #require(monotonicOf(listedLine))
+        // How long one look costs on this board in this run (the camera
+        // backend started afresh and listing what is there): the unit the
+        // bounds below are in, so a slower board gets proportionally longer.
+        let look = try #require(listedLine.components(separatedBy: "started afresh in ").last?.split(separator: " ").first.flatMap { Double($0) })
+        for line in lines where line.hasPrefix("mono: ") { print("StageBoardTests: \(line)") }
+        print(String(format: "StageBoardTests: bound %.2f, udev settled %.2f, listed again %.2f (a look took %.2f s), recording went on %.2f",
+                     bound, settled, listed, look, resumed))
+        // Found by the next look once the kernel and udev are done with the
+        // device: a look in flight may miss it, the next starts half a second
+        // after it, and one more look's time is the board's own scheduling.
+        #expect(listed > bound && listed - max(bound, settled) <= 0.5 + 3 * look,
+                "listed again \(listed - settled) s after udev settled; a look takes \(look) s")
+        // Then reopened and recording with nothing waited for in between.
+        #expect(resumed > listed && resumed - listed <= 3 * look,
+                "the recording went on \(resumed - listed) s after the camera was listed; a look takes \(look) s")
         let back = lines.first { $0.hasPrefix("mono: ") && $0.contains("camera back after ") && (monotonicOf($0) ?? 0) > bound }
         let gone = back.flatMap { $0.components(separatedBy: "camera back after ").last?.split(separator: " ").first.flatMap { Double($0) } }
         #expect(gone.map { $0 >= bound - unbound - 1 } == true, "camera back line: \(back ?? "none"); gone \(bound - unbound) s")
@@ -81,7 +100,8 @@ extension VirtualBoardTests {
     /// vicodec's driver unbound mid-recording (the service recording FWHT
     /// through it), bound again: the first file is finalized with what the
     /// encoder gave back and decodes, the recording goes on in a second file
-    /// within 2 s of the encoder's return, the gap is journaled and counted,
+    /// with the next try (every half second) once udev is done with the
+    /// encoder's return, the gap is journaled and counted,
     /// and systemd never sees the service leave its running state.
     @Test func anEncoderThatVanishesMidRecordingGoesOnInANewFileWhenItIsBack() throws {
         let least = 5  // a few frames prove the path ran; no rate is assumed
@@ -104,6 +124,8 @@ extension VirtualBoardTests {
             echo "still-files=$(ls $rec/*.fwht | wc -l)"
             echo "bind uptime=$(cut -d' ' -f1 /proc/uptime)"
             echo $pdev > /sys/bus/platform/drivers/vicodec/bind
+            udevadm settle --timeout 60
+            echo "settled uptime=$(cut -d' ' -f1 /proc/uptime)"
             for i in $(seq 150); do journalctl -u obscura | grep -q "recording goes on after" && break; sleep 0.2; done
             for i in $(seq 120); do [ "$(frames)" -ge \(least) ] 2>/dev/null && break; sleep 0.5; done
             obscura ctl record stop > /dev/null
@@ -141,10 +163,21 @@ extension VirtualBoardTests {
         #expect(lines.contains { $0.hasPrefix("journal: obscura: encoder failed: ") && $0.contains("No such device") }, "\(out)")
         let unbound = try #require(number(after: "unbind uptime="))
         let bound = try #require(number(after: "bind uptime="))
-        let resumed = try #require(lines.first { $0.hasPrefix("mono: ") && $0.contains("recording goes on after the encoder") }.flatMap(monotonicOf), "\(out)")
-        print(String(format: "StageBoardTests: the recording went on %.2f s after the encoder was bound", resumed - bound))
+        let settled = try #require(number(after: "settled uptime="))
+        let resumedLine = try #require(lines.first { $0.hasPrefix("mono: ") && $0.contains("recording goes on after the encoder") }, "\(out)")
+        let resumed = try #require(monotonicOf(resumedLine))
+        // How long the try that succeeded took, from its file's opening to
+        // its first packet: the unit of the bound, so a slower board gets
+        // proportionally longer.
+        let attempt = try #require(resumedLine.components(separatedBy: "its first packet ").last?.split(separator: " ").first.flatMap { Double($0) })
+        print(String(format: "StageBoardTests: bound %.2f, udev settled %.2f, the recording went on %.2f (its try took %.2f s)", bound, settled, resumed, attempt))
         for line in lines where line.hasPrefix("journal: obscura: encoder") { print("StageBoardTests: \(line.dropFirst(9))") }
-        #expect(resumed > bound && resumed - bound < 2.0, "the recording went on \(resumed - bound) s after the encoder was bound")
+        // Tried every half second: a try in flight when udev is done may
+        // miss the encoder, the next one starts half a second later and
+        // takes what the successful one took; one more for the board's own
+        // scheduling.
+        #expect(resumed > bound && resumed - max(bound, settled) <= 0.5 + 3 * max(attempt, 0.1),
+                "the recording went on \(resumed - settled) s after udev settled; the try took \(attempt) s")
         let back = lines.first { $0.hasPrefix("journal: obscura: encoder back after ") }
         let gone = back.flatMap { $0.components(separatedBy: "encoder back after ").last?.split(separator: " ").first.flatMap { Double($0) } }
         #expect(gone.map { $0 >= bound - unbound - 1 && $0 <= bound - unbound + 4 } == true, "\(back ?? "none"); gone \(bound - unbound) s")
