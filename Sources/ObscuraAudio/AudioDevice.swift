@@ -116,7 +116,11 @@ public final class AudioDeviceInput: Sendable {
         var rate = UInt32(format.sampleRate)
         var channels = UInt32(format.channels)
         var period = snd_pcm_uframes_t(periodFrames)
-        var buffer = snd_pcm_uframes_t(periodFrames * 8)
+        // About a second of ring buffer: a reader held off the CPU for a
+        // while on a starved board (the encoder's threads busy) catches up
+        // instead of overrunning. Periods still come one at a time, so
+        // nothing waits longer for them.
+        var buffer = snd_pcm_uframes_t(max(periodFrames * 8, format.sampleRate))
         var dir: Int32 = 0
         func fail(_ call: String, _ code: Int32) -> AudioError {
             snd_pcm_close(handle)
@@ -201,6 +205,14 @@ public final class AudioDeviceInput: Sendable {
         }
     }
 
+    /// Whole samples at `rate` between where the last period before an
+    /// overrun ended and where the first after it starts (ns): what the
+    /// overrun lost. None when the clock says nothing was lost.
+    static func samplesLost(between end: UInt64, and start: UInt64, rate: UInt64) -> Int64 {
+        guard start > end else { return 0 }
+        return Int64((start - end) * rate / 1_000_000_000)
+    }
+
     /// Reads periods until stopped: the reading thread.
     private static func read(_ pcm: PCM, _ state: borrowing Mutex<State>, format: AudioFormat, periodFrames: Int,
                              deviceName: String) {
@@ -209,6 +221,8 @@ public final class AudioDeviceInput: Sendable {
         let rate = UInt64(format.sampleRate)
         var samples = [Int16](repeating: 0, count: periodFrames * channels)
         var index: Int64 = 0
+        var overran = false
+        var previousEnd: UInt64?
         while state.withLock({ $0.running }) {
             let n = samples.withUnsafeMutableBytes { snd_pcm_readi(pcm, $0.baseAddress, snd_pcm_uframes_t(periodFrames)) }
             if n < 0 {
@@ -217,6 +231,7 @@ public final class AudioDeviceInput: Sendable {
                 if code == -EPIPE || code == -ESTRPIPE {
                     // Overrun: samples were lost. The next timestamps say how many.
                     state.withLock { $0.overruns += 1 }
+                    overran = true
                     snd_pcm_recover(pcm, code, 1)
                     snd_pcm_start(pcm)
                     continue
@@ -238,9 +253,16 @@ public final class AudioDeviceInput: Sendable {
             } else {
                 stamp = Syscalls.monotonicNanoseconds() &- UInt64(n) * 1_000_000_000 / rate
             }
+            // Samples an overrun lost still count: the index skips them, so
+            // the track gets silence for them rather than sliding early.
+            if overran, let end = previousEnd {
+                index += Self.samplesLost(between: end, and: stamp, rate: rate)
+            }
+            overran = false
             let buffer = AudioBuffer(format: format, samples: Array(samples[0..<(Int(n) * channels)]),
                                      timestampNanoseconds: stamp, sampleIndex: index)
             index += Int64(n)
+            previousEnd = stamp &+ UInt64(n) * 1_000_000_000 / rate
             let receivers = state.withLock { s -> [any AudioReceiver] in
                 s.buffers += 1
                 return s.receivers

@@ -5,6 +5,7 @@ import ObscuraMuxing
 import struct Synchronization.Atomic
 import Testing
 import TestSupport
+@testable import ObscuraAudio
 @testable import ObscuraCapture
 @testable import ObscuraMedia
 @testable import ObscuraRecording
@@ -37,6 +38,41 @@ import TestSupport
         // Uncorrected it would be 0.36 s off: the correction removed about that many samples.
         #expect(encoder.compensatedSamples < -15_000 && encoder.compensatedSamples > -19_500, "\(encoder.compensatedSamples)")
         #expect(packets > periods * period / 1024 - 400)
+    }
+
+    /// An overrun halfway: half a second of samples never read. The capture
+    /// thread's index skips what the card's clock says was lost, and the
+    /// track gets that much silence at once: everything after the overrun
+    /// stays where its timestamps put it, and the track ends where the last
+    /// sample belongs.
+    @Test func samplesAnOverrunLostBecomeSilenceAndTheRestStaysInPlace() throws {
+        let format = AudioFormat(sampleRate: 48_000, channels: 1)
+        let encoder = try AudioEncoder(settings: AudioEncoderSettings(codec: .aac), inputFormat: format)
+        let period = 960, lost = 24_000
+        var index: Int64 = 0, previousEnd: UInt64?
+        for k in 0..<500 {
+            // The card's own sample position: after period 250, half a second is gone.
+            let position = Int64(k * period + (k >= 250 ? lost : 0))
+            let stamp = UInt64(position) * 1_000_000_000 / 48_000
+            if k == 250, let end = previousEnd { index += AudioDeviceInput.samplesLost(between: end, and: stamp, rate: 48_000) }
+            let buffer = AudioBuffer(format: format, samples: [Int16](repeating: 100, count: period),
+                                     timestampNanoseconds: stamp, sampleIndex: index)
+            index += Int64(period)
+            previousEnd = stamp + UInt64(period) * 1_000_000_000 / 48_000
+            _ = try encoder.encode(buffer, ptsNanoseconds: Int64(stamp))
+            if k == 300 {
+                // A second after the overrun the track is where the card's clock is, not still catching up.
+                let behind = Double(previousEnd!) / 1e9 - Double(encoder.samplesOut) / 48_000
+                #expect(behind >= 0 && behind < 0.05, "a second after the overrun the track is \(behind) s behind the card's clock")
+            }
+        }
+        _ = try encoder.finish()
+        #expect(index == Int64(500 * period + lost), "the index counts the lost samples: \(index)")
+        let end = Double(500 * period + lost) / 48_000
+        let trackEnd = Double(encoder.samplesOut) / 48_000
+        #expect(abs(trackEnd - end) < 1.0 / 30, "the track ends at \(trackEnd) s; its last sample belongs at \(end) s")
+        #expect(encoder.compensatedSamples > lost - 2_000, "silence put in for the overrun: \(encoder.compensatedSamples) samples")
+        #expect(AudioDeviceInput.samplesLost(between: 2_000_000_000, and: 1_000_000_000, rate: 48_000) == 0)
     }
 
     @Test func opusInAnMP4IsRefusedNamingTheContainerThatTakesIt() throws {
