@@ -124,8 +124,7 @@ public actor RecorderService {
     private var flashLED: LED?
     private var flash: GPIOFlash?
     private var control: ControlServer?
-    private var watchdogFrames = -1
-    private var lastAdvance = ContinuousClock.now
+    private var liveness = RecordingLiveness()
     private var stopping = false
     /// When the camera stopped delivering (interrupted or lost), until it is back.
     private var interruptedAt: ContinuousClock.Instant?
@@ -1118,7 +1117,7 @@ public actor RecorderService {
 
     /// Every two seconds: retry what failed, keep storage in bounds, tell
     /// systemd's watchdog the service is alive — unless a recording has
-    /// stopped advancing while its camera claims to run.
+    /// stopped advancing while its camera goes on delivering (RecordingLiveness).
     private func housekeeping() async {
         let interval = notifier.watchdogInterval.map { min($0, .seconds(2)) } ?? .seconds(2)
         while !stopping {
@@ -1144,21 +1143,14 @@ public actor RecorderService {
                     enter(.idle)
                 }
             }
-            var healthy = true
-            if state == .recording, let session, session.isRunning {
-                let frames = movie?.progress.frames ?? 0
-                if frames != watchdogFrames {
-                    watchdogFrames = frames
-                    lastAdvance = .now
-                } else if ContinuousClock.now - lastAdvance >= .seconds(10) {
-                    healthy = false
-                    logger.error("the recording has not advanced for 10 s; no watchdog keep-alive")
-                }
+            let recording = state == .recording && session?.isRunning == true
+            let wedge = liveness.look(written: recording ? movie?.progress.frames ?? 0 : nil,
+                                      delivered: session?.deliveredFrameCount ?? 0, now: .now)
+            if let wedge {
+                logger.error("the recording has not advanced for \(wedge.stalled) while the camera delivered \(wedge.delivered) frames; no watchdog keep-alive")
             } else {
-                watchdogFrames = -1
-                lastAdvance = .now
+                notifier.notify("WATCHDOG=1\nSTATUS=\(statusLine)")
             }
-            if healthy { notifier.notify("WATCHDOG=1\nSTATUS=\(statusLine)") }
             // sysfs reads can block (a sensor on I²C): off the pool.
             if let health = try? await offPool({ HostHealth.read() }) { status.host = health }
             followPace()

@@ -11,11 +11,11 @@ extension VirtualBoardTests {
 /// clock puts it, within one frame.
 @Suite struct AudioBoardTests {
     @Test func beepsStayInSyncWithTheVideoOverADriftingClock() throws {
-        let dir = packageRoot + "/.build/board-audio"
+        let dir = packageRoot + "/.build/board-audio-\(getpid())"
         try? FileManager.default.removeItem(atPath: dir)
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let result = try VirtualBoard.run("""
-            o=.build/debug/obscura; d=.build/board-audio
+            o=.build/debug/obscura; d=.build/board-audio-\(getpid())
             $o devices 2>&1 | grep '^audio' | sed 's/^/devices: /'
             shift=$(amixer -c Loopback controls | grep "Rate Shift" | grep ",device=1$" | cut -d, -f1 | cut -d= -f2)
             amixer -q -c Loopback cset numid=$shift 100300 && echo "rate-shift=$(amixer -c Loopback cget numid=$shift | sed -n 's/.*: values=//p')"

@@ -6,7 +6,7 @@ extension VirtualBoardTests {
 /// The hardware encoder path: vimc's frames (BGR888 dmabufs from libcamera)
 /// imported into vicodec's V4L2 encoder, decoded again by vicodec's decoder.
 @Suite struct EncoderBoardTests {
-    let folder = ".build/encoder-board"
+    let folder = ".build/encoder-board-\(getpid())"
 
     /// PSNR in dB of two equally long byte buffers.
     private func psnr(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Double {

@@ -48,7 +48,7 @@ private let background = (0x20, 0x30, 0x40)
 extension VirtualBoardTests {
 /// The preview on vkms, read back through its writeback connector.
 @Suite struct PreviewBoardTests {
-    let folder = ".build/preview-board"
+    let folder = ".build/preview-board-\(getpid())"
 
     /// The share of grid points inside `rect` whose colour matches the
     /// source frame's pixel at the mapped position (crop, clockwise rotation).
