@@ -25,10 +25,10 @@ extension VirtualBoardTests {
             systemctl start prometheus-node-exporter prometheus
             obscura ctl record start | sed 's/^/ctl: /'
             query() { busybox wget -qO- "http://127.0.0.1:9090/api/v1/query?query=$1"; }
-            for i in $(seq 240); do
-                query obscura_frames_total | grep -q '"value":\\[[0-9.]*,"[1-9]' && break
-                sleep 0.5
-            done
+            . board/virtual/waiting.sh
+            scraped() { query obscura_frames_total | grep -q '"value":\\[[0-9.]*,"[1-9]'; }
+            # (Prometheus starts slowly under emulation: a bound of board time, not of tries.)
+            wait_for 240 "Prometheus to have scraped a frame count above 0" scraped
             echo "file-mode=$(stat -c %a /run/obscura-metrics/obscura.prom)"
             busybox wget -qO- http://127.0.0.1:9100/metrics | grep -E '^(node_textfile_scrape_error|obscura_state|obscura_frames_total|obscura_storage_free_bytes)' | sed 's/^/exporter: /'
             echo "promql-frames=$(query obscura_frames_total)"

@@ -45,7 +45,7 @@ extension VirtualBoardTests {
             let run = OverlayCheck.longestRightRunAcrossASecond(frames, wallZero: zero)
             // Every frame of the four seconds is right, in one run that
             // crosses a second (however many frames the camera gave).
-            #expect(frames.count >= 5 && run == frames.count, "\(name): \(frames.count) frames, longest right run across a second \(run)")
+            #expect(frames.count >= 2 && run == frames.count, "\(name): \(frames.count) frames, longest right run across a second \(run)")
             #expect(said.contains("on copies of 0"), "\(name): the recorder was the frames' only output: \(said)")
             print("OverlayBoardTests \(name): \(frames.count) frames right, \(run) in a row across a second; \(said.split(separator: "\n").first { $0.contains("overlay:") } ?? "")")
         }

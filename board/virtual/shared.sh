@@ -22,13 +22,14 @@ shared_alive() {
         && [ "$(cat "$shared_dir/binary" 2>/dev/null)" = "$binary" ]
 }
 
-# Powers the board in $1 off: asks, waits up to 30 s, then kills qemu.
+# Powers the board in $1 off: asks, waits up to 30 s, then kills qemu (and
+# the timeout around it), found by its console file, which names the folder.
 shared_stop() { # board folder
-    local dir=$1 pid
-    pid=$(cat "$dir/pid" 2>/dev/null) || { rm -rf "$dir"; return 0; }
-    [ -d "$dir/run" ] && touch "$dir/run/stop"
-    for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill "$pid" 2>/dev/null || true
+    local dir=$1 console=$1/run/console.log
+    [ ! -d "$dir/run" ] || touch "$dir/run/stop"
+    for _ in $(seq 300); do pgrep -f "file:$console" > /dev/null || break; sleep 0.1; done
+    pkill -KILL -f "file:$console" 2>/dev/null || true
+    for _ in $(seq 50); do pgrep -f "file:$console" > /dev/null || break; sleep 0.1; done
     [ ! -f "$dir/cgroup" ] || rmdir "$(cat "$dir/cgroup" 2>/dev/null)" 2>/dev/null || true
     rm -rf "$dir"
 }
