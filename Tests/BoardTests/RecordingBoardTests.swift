@@ -88,8 +88,11 @@ extension VirtualBoardTests {
         let result = try VirtualBoard.run("""
             \(obscura) record --size 640x480 --duration 30 --output killed.mp4 >/dev/null 2> r.err &
             p=$!
-            for i in $(seq 100); do grep -q "encoder" r.err && break; sleep 0.1; done
-            sleep 3
+            . board/virtual/waiting.sh
+            # Killed once three seconds and four frames are recorded (the
+            # progress line says so), whatever the camera's pace in this run.
+            enough() { tail -n 1 r.err | tr -d , | awk '$2 == "recording" && $3 >= 3 && $5 >= 4 { ok = 1 } END { exit !ok }'; }
+            wait_for 120 "three seconds and four frames recorded" enough
             kill -9 $p; wait $p
             ls killed.mp4*
             ffprobe -v error -count_frames -show_entries stream=codec_name,nb_read_frames -of default=nw=1 killed.mp4.partial
