@@ -34,8 +34,8 @@ extension VirtualBoardTests {
             for i in $(seq 100); do [ "$(journalctl -u obscura | grep -c 'recording finished')" -ge 2 ] && break; sleep 0.2; done
             echo "active=$(systemctl is-active obscura) restarts=$(systemctl show -p NRestarts --value obscura)"
             for f in $rec/*.mp4; do echo "file=$(basename $f) frames=$(frames $f)"; done
-            obscura status | sed 's/^/status: /'
             grep -E '^obscura_(stage_restarts_total|stage_gap_seconds_total|recordings_failed_total)' /run/obscura-metrics/obscura.prom | sed 's/^/metric: /'
+            obscura status | sed 's/^/status: /'
             journalctl -u obscura --no-pager -o short-monotonic | grep -E "recording goes on after|camera back after|recording finished|listed again" | sed 's/^/mono: /'
             journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | sed 's/^/journal: /'
             """, timeout: 300, options: ["--systemd"])
@@ -94,7 +94,11 @@ extension VirtualBoardTests {
             .flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
         #expect(restarts >= 1 && gap >= bound - unbound - 1, "restarts \(restarts), gap \(gap) s\n\(out)")
         #expect(lines.contains("metric: obscura_recordings_failed_total 1"))
-        #expect(lines.contains { $0.hasPrefix("status: restarts: camera \(restarts) (") }, "\(out)")
+        // The status, read after the metrics file was written, counts at
+        // least as many (a starved board's camera may stall once more by then).
+        let said = lines.first { $0.hasPrefix("status: restarts: camera ") }
+            .flatMap { Int($0.dropFirst("status: restarts: camera ".count).prefix { $0.isNumber }) } ?? 0
+        #expect(said >= restarts, "status says \(said) camera restarts, the metrics \(restarts)\n\(out)")
     }
 
     /// vicodec's driver unbound mid-recording (the service recording FWHT
