@@ -43,9 +43,14 @@ public final class FrameQueue: Sendable {
         /// never delivered. Cleared when the session restarts (numbering
         /// starts again).
         var droppedSequences: [UInt32] = []
-        mutating func noteDropped(_ sequence: UInt32) {
-            if droppedSequences.count >= FrameQueue.droppedKept { droppedSequences.removeFirst(droppedSequences.count / 2) }
-            droppedSequences.append(sequence)
+        /// A bounded queue's most frames a second (`maxFrameRate`), and the
+        /// sequence numbers of the latest frames it left out for it.
+        var thinner: FrameThinner?
+        var thinnedSequences: [UInt32] = []
+        mutating func noteDropped(_ sequence: UInt32) { Self.note(sequence, in: &droppedSequences) }
+        static func note(_ sequence: UInt32, in kept: inout [UInt32]) {
+            if kept.count >= FrameQueue.droppedKept { kept.removeFirst(kept.count / 2) }
+            kept.append(sequence)
         }
     }
     static let droppedKept = 4096
@@ -54,6 +59,7 @@ public final class FrameQueue: Sendable {
     private let state: Mutex<State>
     private let dropCount = Atomic<Int>(0)
     private let pushCount = Atomic<Int>(0)
+    private let thinCount = Atomic<Int>(0)
 
     public init(policy: Policy) {
         self.policy = policy
@@ -66,7 +72,10 @@ public final class FrameQueue: Sendable {
 
     /// Frames dropped by the policy so far.
     public var drops: Int { dropCount.load(ordering: .relaxed) }
-    /// Frames offered to the queue so far.
+    /// Frames left out evenly to keep to `maxFrameRate` so far (not drops:
+    /// not offered, nothing was behind).
+    public var thinned: Int { thinCount.load(ordering: .relaxed) }
+    /// Frames offered to the queue so far (those left out for `maxFrameRate` are not).
     public var offered: Int { pushCount.load(ordering: .relaxed) }
     public var capacity: Int { state.withLock { $0.capacity } }
     public var count: Int { state.withLock { $0.frames.count } }
@@ -100,19 +109,36 @@ public final class FrameQueue: Sendable {
         }
     }
 
+    /// The most frames a second a bounded queue takes, by the frames' own
+    /// timestamps: the others are left out evenly before they are offered
+    /// and counted in `thinned` (for a camera that cannot be asked for a
+    /// lower rate). Nil: every frame is offered.
+    public var maxFrameRate: Double? {
+        get { state.withLock { $0.thinner.map { 1e9 / Double($0.interval) } } }
+        set {
+            let thinner = newValue.flatMap { $0 > 0 && $0.isFinite ? FrameThinner(interval: UInt64(1e9 / $0)) : nil }
+            state.withLock { $0.thinner = thinner }
+        }
+    }
+
     /// Arms a one-shot queue for the next frame.
     public func arm() { state.withLock { $0.armed = true } }
 
     /// Offers a frame. Never blocks. A frame not kept is released at once
     /// (and goes back to the camera).
     public func push(_ frame: VideoFrame) {
-        pushCount.add(1, ordering: .relaxed)
         var resume: CheckedContinuation<VideoFrame?, Never>?
         var released: VideoFrame?
-        var dropped = false
+        var dropped = false, thinned = false
         var aged: [VideoFrame] = []
         state.withLock { s in
             if s.closed || !s.accepting { released = frame; return }
+            if s.thinner?.keep(frame.timestampNanoseconds) == false {
+                thinned = true
+                State.note(frame.sequence, in: &s.thinnedSequences)
+                released = frame
+                return
+            }
             if policy == .oneShot {
                 guard s.armed else { released = frame; return }
                 s.armed = false
@@ -150,6 +176,7 @@ public final class FrameQueue: Sendable {
                 }
             }
         }
+        if thinned { thinCount.add(1, ordering: .relaxed); return } else { pushCount.add(1, ordering: .relaxed) }
         if dropped { dropCount.add(1, ordering: .relaxed) }
         if !aged.isEmpty { dropCount.add(aged.count, ordering: .relaxed) }
         _ = released // released here, outside the lock
@@ -228,6 +255,8 @@ public final class FrameQueue: Sendable {
         state.withLock { s in
             s.closed = false
             s.droppedSequences = []
+            s.thinnedSequences = []
+            s.thinner = s.thinner.map { FrameThinner(interval: $0.interval) }
         }
     }
 
@@ -235,6 +264,37 @@ public final class FrameQueue: Sendable {
     /// queue dropped (among its latest drops).
     public func dropped(after: UInt32, before: UInt32) -> Int {
         state.withLock { s in s.droppedSequences.reduce(0) { $0 + ($1 > after && $1 < before ? 1 : 0) } }
+    }
+
+    /// How many frames numbered strictly between `after` and `before` this
+    /// queue left out for `maxFrameRate` (among its latest).
+    public func thinned(after: UInt32, before: UInt32) -> Int {
+        state.withLock { s in s.thinnedSequences.reduce(0) { $0 + ($1 > after && $1 < before ? 1 : 0) } }
+    }
+}
+
+/// Leaves frames out evenly so that at most one passes per `interval` of the
+/// frames' own timestamps, on average: a frame passes when it comes at or
+/// after the time the next one is due (less an eighth of the interval, for
+/// the camera's jitter); then the next is due one interval later, or one
+/// interval after this frame if the camera left a longer gap. So 30 fps
+/// thinned to 20 passes two frames of every three, not every other one.
+struct FrameThinner: Sendable, Equatable {
+    let interval: UInt64
+    private var due: UInt64?
+
+    init(interval: UInt64) { self.interval = max(1, interval) }
+
+    /// Whether the frame at `timestamp` (ns) passes.
+    mutating func keep(_ timestamp: UInt64) -> Bool {
+        guard let due else {
+            self.due = timestamp &+ interval
+            return true
+        }
+        guard timestamp &+ interval / 8 >= due else { return false }
+        let late = timestamp > due ? timestamp - due : 0
+        self.due = late >= interval ? timestamp &+ interval : due &+ interval
+        return true
     }
 }
 

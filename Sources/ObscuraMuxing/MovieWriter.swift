@@ -94,6 +94,10 @@ public final class MovieWriter {
     public let encrypted: Bool
     /// The file's size after its header: a file no longer than that holds no frame.
     private var headerSize: Int64 = 0
+    /// The fragment length in the video's time base, and the decode time of
+    /// the first video packet since the last flush (nil: none since).
+    private var fragmentLength: Int64?
+    private var fragmentStart: Int64?
 
     /// `partialDirectory`: where the file is while being written (on the same
     /// filesystem, so the finishing rename is atomic); nil: beside `path`.
@@ -164,7 +168,11 @@ public final class MovieWriter {
                     av_dict_set(&options, "frag_duration", String(micros), 0)
                 }
             }
-            if fragmentDuration != nil { syncer = DataSyncer(path: partialPath) }
+            if let fragmentDuration {
+                syncer = DataSyncer(path: partialPath)
+                let micros = fragmentDuration.components.seconds * 1_000_000 + fragmentDuration.components.attoseconds / 1_000_000_000_000
+                if container != .elementary { fragmentLength = av_rescale_q(micros, AVRational(num: 1, den: 1_000_000), video.timeBase) }
+            }
             // Hand every completed fragment to the kernel at once, so a killed
             // process loses at most the fragment being built.
             ctx.pointee.flags |= 0x0200 // AVFMT_FLAG_FLUSH_PACKETS
@@ -209,6 +217,7 @@ public final class MovieWriter {
         let raw = packet.rawPacket
         if raw.pointee.duration <= 0 { raw.pointee.duration = duration }
         raw.pointee.stream_index = stream.pointee.index
+        let (dts, end) = (raw.pointee.dts, raw.pointee.dts &+ raw.pointee.duration)
         av_packet_rescale_ts(raw, codecTimeBase, stream.pointee.time_base)
         bytesWritten += Int(raw.pointee.size)
         try check(av_interleaved_write_frame(context, raw), "av_interleaved_write_frame", partialPath)
@@ -218,6 +227,17 @@ public final class MovieWriter {
             // cluster) of its own, rather than with the first second: a kill
             // or power cut right after the start still leaves a playable file.
             try check(av_write_frame(context, nil), "av_write_frame (flush)", partialPath)
+        } else if let fragmentLength {
+            // A fragment goes to the file as soon as it holds its length, not
+            // when the next packet comes (the muxer's own rule): on a starved
+            // board frames come a second apart, and that second would be lost
+            // to a power cut too.
+            let start = fragmentStart ?? dts
+            fragmentStart = start
+            if end &- start >= fragmentLength {
+                try check(av_write_frame(context, nil), "av_write_frame (flush)", partialPath)
+                fragmentStart = nil
+            }
         }
         wholeSoFar()
         syncWhatWasWritten()

@@ -146,6 +146,9 @@ public struct RecordingProgress: Sendable, Equatable {
     /// in its sequence numbers the queue did not make). A missing frame is
     /// counted here or in `droppedFrames`, never both.
     public var skippedFrames = 0
+    /// Frames left out evenly to keep to `maxFrameRate` (a recorder that
+    /// could not keep up with a camera that cannot be slowed): no hole.
+    public var thinnedFrames = 0
     public var copiesPerFrame = 0.0
     /// Frames the overlay drew into in place (their buffer held by nobody
     /// else), and into copies (counted in `copiesPerFrame`).
@@ -421,6 +424,14 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
         queue.setAccepting(false)
     }
 
+    /// The most frames a second the recording takes, by the camera's own
+    /// timestamps, for a camera that cannot be asked for fewer: the rest are
+    /// left out evenly (`RecordingProgress.thinnedFrames`). Nil: all.
+    public var maxFrameRate: Double? {
+        get { queue.maxFrameRate }
+        set { queue.maxFrameRate = newValue }
+    }
+
     public var isRecording: Bool { state.withLock { $0.task != nil } }
     public var isPreRecording: Bool { state.withLock { $0.preRecord != nil } }
     /// What the pre-record buffer holds now.
@@ -509,7 +520,8 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                     size = frame.size
                 }
                 guard let pts = timeline.pts(for: frame),
-                      timeline.place(frame, at: pts, dropped: { queue.dropped(after: $0, before: $1) }) else { continue }
+                      timeline.place(frame, at: pts, dropped: { queue.dropped(after: $0, before: $1) },
+                                      thinned: { queue.thinned(after: $0, before: $1) }) else { continue }
                 for packet in try encoder!.encode(frame, ptsMicroseconds: pts, keyframe: false) {
                     ring.append(packet, timestamp: timeline.sensorTime(pts: packet.pts) ?? frame.timestampNanoseconds)
                 }
@@ -630,6 +642,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
         var timeline = carry?.timeline ?? RecordingTimeline()
         let skippedBefore = timeline.skippedFrames
         let droppedBefore = timeline.droppedFrames
+        let thinnedBefore = timeline.thinnedFrames
         var progress = RecordingProgress()
         var lastReport = ContinuousClock.now
         // Where the recording was asked for (encoder time, µs): limits count from there.
@@ -671,6 +684,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
             // Drops that left a hole in the file, not those before its first
             // frame or after its last (the camera's own gaps are `skipped`).
             progress.droppedFrames = timeline.droppedFrames - droppedBefore
+            progress.thinnedFrames = timeline.thinnedFrames - thinnedBefore
             let encoded = copies.frames - framesBefore
             progress.copiesPerFrame = encoded == 0 ? 0 : Double(copies.copies - copiesBefore) / Double(encoded)
             let p = progress
@@ -810,7 +824,8 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                     reason = .maximumDurationReached
                     break loop
                 }
-                guard timeline.place(frame, at: pts, dropped: { queue.dropped(after: $0, before: $1) }) else { continue }
+                guard timeline.place(frame, at: pts, dropped: { queue.dropped(after: $0, before: $1) },
+                                      thinned: { queue.thinned(after: $0, before: $1) }) else { continue }
                 progress.skippedFrames = timeline.skippedFrames - skippedBefore
                 if windowStartPTS == nil { windowStartPTS = pts } else { windowFrames += 1 }
                 lastPTS = pts

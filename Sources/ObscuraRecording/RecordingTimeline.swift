@@ -28,6 +28,9 @@ struct RecordingTimeline: Sendable {
     /// of a gap's numbers were dropped). Each missing frame is counted once.
     private(set) var skippedFrames = 0
     private(set) var droppedFrames = 0
+    /// Frames left out on purpose, evenly, to keep to a lower rate (the
+    /// queue's `maxFrameRate`): no hole, neither skipped nor dropped.
+    private(set) var thinnedFrames = 0
 
     init(epoch: UInt64? = nil) { self.epoch = epoch }
 
@@ -54,17 +57,21 @@ struct RecordingTimeline: Sendable {
     /// Takes the frame at `pts` (from `pts(for:)`); false if it would not
     /// come after the last frame placed.
     /// `dropped(after, before)`: how many of the frames numbered strictly
-    /// between the two the output's queue dropped.
+    /// between the two the output's queue dropped; `thinned`: how many it
+    /// left out to keep to a lower rate.
     mutating func place(_ frame: VideoFrame, at pts: Int64,
-                        dropped: (UInt32, UInt32) -> Int = { _, _ in 0 }) -> Bool {
+                        dropped: (UInt32, UInt32) -> Int = { _, _ in 0 },
+                        thinned: (UInt32, UInt32) -> Int = { _, _ in 0 }) -> Bool {
         guard pts > lastPTS else { return false }
         let t = frame.timestampNanoseconds
         let resumed = lastSequence == nil && lastTimestamp != nil
         if let last = lastSequence, frame.sequence > last &+ 1 {
             let gap = Int(frame.sequence &- last &- 1)
-            let ours = min(gap, max(0, dropped(last, frame.sequence)))
+            let left = min(gap, max(0, thinned(last, frame.sequence)))
+            let ours = min(gap - left, max(0, dropped(last, frame.sequence)))
+            thinnedFrames += left
             droppedFrames += ours
-            skippedFrames += gap - ours
+            skippedFrames += gap - left - ours
         }
         lastSequence = frame.sequence
         lastPTS = pts

@@ -425,11 +425,9 @@ public actor RecorderService {
             }
             try session.commitConfiguration()
             frameRate = setFrameRate(device)
-            pace = device.isFrameDurationControlSupported
-                ? PaceGovernor(nominal: frameRate, lowest: max(1, device.activeFrameRateRange?.lowerBound ?? 1)) : nil
+            pace = RecordingPace(device: device, nominal: frameRate)
             status.cameraFrameRate = pace?.rate
             status.configuredFrameRate = pace?.nominal
-            paceSeen = nil
             attachAudio(to: session)
             try session.startRunning()
             if configuration.preRecordSeconds > 0 {
@@ -514,40 +512,34 @@ public actor RecorderService {
     /// The rate the encoder plans for: the configured one, as the camera was
     /// set to it (or the nearest it allows).
     private var frameRate = 30.0
-    /// Steps the camera's rate down while the recorder cannot keep up (nil:
-    /// the camera has no frame-rate control), and what the last round saw.
-    private var pace: PaceGovernor?
-    private var paceSeen: (frames: Int, dropped: Int)?
+    /// Steps the rate down while the recorder cannot keep up (nil: no camera).
+    private var pace: RecordingPace?
 
     /// One housekeeping round of the pace: what the recording in progress
     /// recorded and dropped since the last round decides a step.
     private func followPace() {
-        guard var governor = pace, let device, state == .recording, currentFile != nil else {
-            paceSeen = nil
+        guard var follower = pace, let device, let movie, state == .recording, currentFile != nil else {
+            pace?.restartWindow()
             return
         }
-        let now = (frames: status.frames, dropped: status.droppedFrames)
-        defer { paceSeen = now }
-        guard let before = paceSeen, now.frames >= before.frames, now.dropped >= before.dropped else { return }
-        guard let step = governor.window(recorded: now.frames - before.frames, dropped: now.dropped - before.dropped) else {
-            pace = governor
-            return
-        }
+        let step: RecordingPace.Step?
         do {
-            try device.withConfigurationLock { try $0.setActiveVideoFrameRate(governor.rate) }
+            step = try follower.follow(frames: status.frames, dropped: status.droppedFrames, device: device, movie: movie)
         } catch {
-            logger.warning("camera \(device.uniqueID): cannot set \(governor.rate) fps: \(error)")
+            pace = follower
+            logger.warning("camera \(device.uniqueID): cannot set another frame rate: \(error)")
             return
         }
-        pace = governor
-        status.cameraFrameRate = governor.rate
+        pace = follower
+        status.cameraFrameRate = follower.rate
         switch step {
-        case .down(let from, let to, let dropped, let offered):
+        case .down(let said)?:
             status.rateStepsDown = (status.rateStepsDown ?? 0) + 1
-            logger.warning("\(String(format: "the recorder is behind its camera (%d of %d frames dropped): the camera steps down from %g to %g fps", dropped, offered, from, to))")
-        case .up(let from, let to):
+            logger.warning("\(said)")
+        case .up(let said)?:
             status.rateStepsUp = (status.rateStepsUp ?? 0) + 1
-            logger.notice("\(String(format: "the recorder keeps up: the camera steps up from %g to %g fps (configured %g)", from, to, governor.nominal))")
+            logger.notice("\(said)")
+        case nil: break
         }
     }
 
@@ -779,7 +771,8 @@ public actor RecorderService {
                 let seconds = String(format: "%.1f", p.duration.seconds)
                 let sound = p.audio.isEmpty ? "" : ", audio \(p.audio) (\(p.audioPackets) packets, drift corrected by \(p.audioCompensatedSamples) samples)"
                 for note in p.fileNotes { logger.warning("\(note)") }
-                logger.notice("recording finished: \(path), \(p.frames) frames, \(seconds) s, dropped \(p.droppedFrames), camera skipped \(p.skippedFrames)\(sound), \(reason)")
+                let thinned = p.thinnedFrames > 0 ? ", left out for the pace \(p.thinnedFrames)" : ""
+                logger.notice("recording finished: \(path), \(p.frames) frames, \(seconds) s, dropped \(p.droppedFrames), camera skipped \(p.skippedFrames)\(thinned)\(sound), \(reason)")
                 recordingFinished(reason, frames: p.frames)
             case .started(let path):
                 if !firstFrameSaid, let zero = movie?.progress.timeZeroNanoseconds {

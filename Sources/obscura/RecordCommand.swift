@@ -11,6 +11,7 @@ import ObscuraMuxing
 import ObscuraOverlay
 import ObscuraPreview
 import ObscuraRecording
+import ObscuraService
 import ObscuraSystem
 import struct Synchronization.Atomic
 
@@ -238,6 +239,8 @@ struct RecordCommand: AsyncParsableCommand {
         }
 
         var summary: (reason: RecordingFinishReason, progress: RecordingProgress)?
+        // (A recorder that cannot keep up steps the rate down, as the service does.)
+        var pace = RecordingPace(device: device, nominal: settings.nominalFrameRate)
         for await event in events {
             switch event {
             case .started:
@@ -257,6 +260,14 @@ struct RecordCommand: AsyncParsableCommand {
             case .progress(let p):
                 Log.status(String(format: "recording %.1f s, %d frames, %d KiB, %.1f fps, dropped %d",
                                   p.duration.seconds, p.frames, p.bytes / 1024, p.frameRate, p.droppedFrames))
+                do {
+                    switch try pace.follow(frames: p.frames, dropped: p.droppedFrames, device: device, movie: movie) {
+                    case .down(let said)?, .up(let said)?: Log.note(said)
+                    case nil: break
+                    }
+                } catch {
+                    Log.note("camera \(device.uniqueID): cannot set another frame rate: \(error)")
+                }
             case .finished(_, let reason, let p):
                 Log.endStatus()
                 summary = (reason, p)
@@ -279,6 +290,7 @@ struct RecordCommand: AsyncParsableCommand {
         print("recorded \(output): \(p.frames) frames, \(p.size.map(\.description) ?? "?") \(p.encoder), "
               + String(format: "%.3f s, %.2f fps", length, p.frameRate)
               + ", \(p.bytes / 1024) KiB, camera skipped \(p.skippedFrames) frames, dropped \(p.droppedFrames)"
+              + (p.thinnedFrames > 0 ? ", left out for the pace \(p.thinnedFrames)" : "")
               + ", CPU copies per frame \(String(format: "%.2f", p.copiesPerFrame))"
               + String(format: ", encoder CPU %.2f ms per frame", p.frames == 0 ? 0 : p.encoderCPU.seconds * 1000 / Double(p.frames))
               + (preRecord != nil ? String(format: ", pre-roll %.3f s", p.preRoll.seconds) : "")

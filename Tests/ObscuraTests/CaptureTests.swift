@@ -198,6 +198,36 @@ private func session(_ camera: SyntheticCamera, outputs: [VideoDataOutput], pres
         #expect(plain.count == 16 && plain.drops == 14)
     }
 
+    /// A camera that cannot be asked for fewer frames is thinned evenly by
+    /// the frames' own timestamps: 30 fps held to 20 keeps two frames of
+    /// every three, held to 10 one of three; what is left out is counted
+    /// apart from drops (nothing was behind), and the rate lifted passes all.
+    @Test func aQueueHeldToALowerRateLeavesFramesOutEvenly() async {
+        func run(_ rate: Double?, jitter: Bool = false) async -> (kept: [UInt32], queue: FrameQueue) {
+            let queue = FrameQueue(policy: .bounded(64))
+            queue.maxFrameRate = rate
+            for i in 0..<30 {
+                // (±2 ms of jitter, as a camera's timestamps have.)
+                let wobble: Int64 = jitter ? (i % 2 == 0 ? 2_000_000 : -2_000_000) : 0
+                queue.push(VideoFrame(format: .nv12, size: PixelSize(width: 2, height: 2), planes: [], sequence: UInt32(i),
+                                      timestampNanoseconds: UInt64(Int64(7_000_000_000) + Int64(i) * 33_333_333 + wobble)))
+            }
+            var kept: [UInt32] = []
+            while queue.count > 0, let f = await queue.next() { kept.append(f.sequence) }
+            return (kept, queue)
+        }
+        let twenty = await run(20)
+        #expect(twenty.kept.count == 20, "\(twenty.kept)")
+        #expect(twenty.kept.prefix(6) == [0, 2, 3, 5, 6, 8])
+        #expect(twenty.queue.thinned == 10 && twenty.queue.drops == 0 && twenty.queue.offered == 20)
+        #expect(twenty.queue.thinned(after: 0, before: 2) == 1 && twenty.queue.dropped(after: 0, before: 30) == 0)
+        let ten = await run(10, jitter: true)
+        #expect(ten.kept == Array(stride(from: 0, to: 30, by: 3)), "\(ten.kept)")
+        let all = await run(nil)
+        #expect(all.kept.count == 30 && all.queue.thinned == 0)
+        #expect(twenty.queue.maxFrameRate.map { abs($0 - 20) < 0.01 } == true)
+    }
+
     @Test func oneShotTakesOneFrameWhenArmed() async {
         let queue = FrameQueue(policy: .oneShot)
         func frame(_ i: Int) -> VideoFrame {

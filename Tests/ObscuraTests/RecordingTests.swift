@@ -372,6 +372,20 @@ private final class FaultyEncoder: VideoEncoder {
         #expect(queue.dropped(after: 0, before: 100) == 0)
     }
 
+    /// Frames left out to keep to a lower rate are no hole: counted as
+    /// thinned, neither dropped nor skipped.
+    @Test func framesLeftOutForALowerRateAreNeitherDroppedNorSkipped() {
+        var t = RecordingTimeline()
+        let thinned: Set<UInt32> = [1, 3, 5]
+        for n: UInt32 in [0, 2, 4, 6, 8] {
+            let f = frame(n, ms: UInt64(n) * 40)
+            let pts = t.pts(for: f)
+            let placed = pts.map { t.place(f, at: $0, thinned: { a, b in thinned.filter { $0 > a && $0 < b }.count }) }
+            #expect(placed == true)
+        }
+        #expect(t.thinnedFrames == 3 && t.droppedFrames == 0 && t.skippedFrames == 1)   // 7 never came
+    }
+
     /// The stage the movie output, its pre-record buffer and the asset
     /// writer share: pauses cut out whole, camera skips counted, time never
     /// backwards.

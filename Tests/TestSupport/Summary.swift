@@ -16,10 +16,14 @@ public struct RecordingSummary: Sendable {
     public let skipped: Int
     /// Frames the output's queue dropped (the encoder behind).
     public let dropped: Int
+    /// Frames left out evenly while the recording was stepped down to a
+    /// lower rate (the recorder could not keep up with a camera that has no
+    /// frame-rate control).
+    public let thinned: Int
 
-    /// Frames the camera delivered while the file was recorded: those in it
-    /// and those the recorder dropped.
-    public var delivered: Int { frames + dropped }
+    /// Frames the camera delivered while the file was recorded: those in it,
+    /// those the recorder dropped and those it left out for the pace.
+    public var delivered: Int { frames + dropped + thinned }
 
     /// The camera's frame interval in this run, in seconds.
     public var frameInterval: Double { frameRate > 0 ? 1 / frameRate : 0 }
@@ -52,5 +56,6 @@ public struct RecordingSummary: Sendable {
         frameRate = number(before: "fps") ?? 0
         skipped = number(after: "camera skipped ").map { Int($0) } ?? 0
         dropped = number(after: "dropped ").map { Int($0) } ?? 0
+        thinned = number(after: "left out for the pace ").map { Int($0) } ?? 0
     }
 }
