@@ -30,6 +30,8 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
     private let lock = Mutex<Void>(())
     private let queue = DispatchQueue(label: "obscura.synthetic-camera")
     private var timer: (any DispatchSourceTimer)?
+    /// The timer's period (ns): follows FrameDurationLimits set while running.
+    private var timerInterval: UInt64 = 0
     private var config: StreamConfiguration?
     private var rawConfig: StreamConfiguration?
     /// The current configuration's buffers; frames hold the set they came from.
@@ -266,6 +268,7 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
             t.schedule(deadline: .now(), repeating: .nanoseconds(Int(interval)), leeway: .milliseconds(1))
             t.setEventHandler { [weak self] in self?.tick() }
             timer = t
+            timerInterval = interval
             t.resume()
         }
     }
@@ -277,6 +280,15 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
     }
 
     private var running = false
+
+    /// A frame duration set while running takes effect as a real sensor's
+    /// does: the next frame comes one new interval after now (under `lock`).
+    private func retimeIfChanged() {
+        let interval = frameDuration
+        guard let timer, interval != timerInterval else { return }
+        timerInterval = interval
+        timer.schedule(deadline: .now() + .nanoseconds(Int(interval)), repeating: .nanoseconds(Int(interval)), leeway: .milliseconds(1))
+    }
 
     private func tick() {
         let made: (CameraFrame, @Sendable (CameraFrame) -> Void)? = lock.withLock { _ in
@@ -297,6 +309,7 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
             if !pendingControls.isEmpty {
                 for (name, values, due) in pendingControls where due <= sequence { controls[name] = values }
                 pendingControls.removeAll { $0.2 <= sequence }
+                retimeIfChanged()
             }
             guard let index = slot.map({ free.remove(at: $0) }) ?? free.popLast() else {
                 skippedFrames += 1
@@ -395,6 +408,7 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
                 pendingControls.append((name, values, sequence &+ UInt32(latency)))
             } else {
                 controls[name] = values
+                retimeIfChanged()
             }
         }
     }

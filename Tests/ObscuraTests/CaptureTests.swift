@@ -8,9 +8,11 @@ import ObscuraCamera
 /// What a test keeps of a frame (keeping the frame would keep its buffer).
 private struct Seen: Sendable {
     let sequence: UInt32
+    let timestamp: UInt64
     let metadata: FrameMetadata
     init(_ frame: VideoFrame) {
         sequence = frame.sequence
+        timestamp = frame.timestampNanoseconds
         metadata = frame.metadata
     }
 }
@@ -127,6 +129,23 @@ private func session(_ camera: SyntheticCamera, outputs: [VideoDataOutput], pres
         #expect(zip(sequences, sequences.dropFirst()).allSatisfy { $0 < $1 })
         #expect(zip(stamps, stamps.dropFirst()).allSatisfy { $0 < $1 })
         #expect(s.activeConfiguration?.streams.first?.bufferCount == 4)
+    }
+
+    /// A frame rate set while the camera runs (the pace stepping down)
+    /// takes effect on the frames that follow, as on a real sensor.
+    @Test func aFrameRateSetWhileRunningSpacesTheFramesThatFollow() async throws {
+        let camera = SyntheticCamera()
+        let output = VideoDataOutput(alwaysDiscardsLateVideoFrames: false, queueDepth: 1)
+        let s = try session(camera, outputs: [output])
+        let device = try #require(s.inputs.first?.device)
+        try s.startRunning()
+        _ = try await take(3, from: output)
+        try device.withConfigurationLock { try $0.setActiveVideoFrameRate(10) }
+        let after = try await take(6, from: output)
+        try s.stopRunning()
+        // (The first may still be on the old schedule; never shorter than the new interval, less jitter.)
+        let intervals = zip(after.dropFirst(2), after.dropFirst(3)).map { Double($1.timestamp - $0.timestamp) / 1e6 }
+        #expect(intervals.allSatisfy { $0 > 80 }, "intervals after 10 fps was set: \(intervals) ms")
     }
 
     @Test func aSlowOutputDropsWithoutStallingAFastOne() async throws {
