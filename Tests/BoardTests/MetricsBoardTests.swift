@@ -25,15 +25,18 @@ extension VirtualBoardTests {
             systemctl start prometheus-node-exporter prometheus
             obscura ctl record start | sed 's/^/ctl: /'
             query() { busybox wget -qO- "http://127.0.0.1:9090/api/v1/query?query=$1"; }
+            # The last sample scraped: a scrape that timed out on a busy board
+            # marks the series stale, and a plain instant query then has none.
+            last() { query "last_over_time($1%5B5m%5D)"; }
             . board/virtual/waiting.sh
-            scraped() { query obscura_frames_total | grep -q '"value":\\[[0-9.]*,"[1-9]'; }
+            scraped() { last obscura_frames_total | grep -q '"value":\\[[0-9.]*,"[1-9]'; }
             # (Prometheus starts slowly under emulation: a bound of board time, not of tries.)
             wait_for 240 "Prometheus to have scraped a frame count above 0" scraped
             echo "file-mode=$(stat -c %a /run/obscura-metrics/obscura.prom)"
             busybox wget -qO- http://127.0.0.1:9100/metrics | grep -E '^(node_textfile_scrape_error|obscura_state|obscura_frames_total|obscura_storage_free_bytes)' | sed 's/^/exporter: /'
-            echo "promql-frames=$(query obscura_frames_total)"
-            echo "promql-fps=$(query obscura_recording_frames_per_second)"
-            echo "promql-latency=$(query obscura_encoder_latency_seconds)"
+            echo "promql-frames=$(last obscura_frames_total)"
+            echo "promql-fps=$(last obscura_recording_frames_per_second)"
+            echo "promql-latency=$(last obscura_encoder_latency_seconds)"
             echo "status-json=$(obscura status --json)"
             obscura status | sed 's/^/status: /'
             obscura ctl record stop | sed 's/^/ctl: /'

@@ -130,7 +130,7 @@ extension VirtualBoardTests {
             rm -f v.jpg
             # vimc has no raw stream through libcamera: RAW is refused by name, nothing written.
             .build/debug/obscura photo --size 640x480 --raw --output r.jpg; echo "raw-exit=$?"
-            ls r.jpg r.dng 2>/dev/null | sed 's/^/left /'
+            ls r.jpg r.dng 2>/dev/null | sed 's/^/leftover: /'
             """)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         let lines = result.stdout.split(separator: "\n").map(String.init)
@@ -152,7 +152,7 @@ extension VirtualBoardTests {
         #expect(lines.contains("validate: OK "), "\(result.stdout)")
         #expect(lines.contains("raw-exit=1"), "\(result.stdout)")
         #expect(result.stderr.contains("has no raw stream"), "\(result.stderr)")
-        #expect(!lines.contains { $0.hasPrefix("left ") })
+        #expect(!lines.contains { $0.hasPrefix("leftover: ") })
     }
 }
 }

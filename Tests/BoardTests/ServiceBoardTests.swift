@@ -170,7 +170,7 @@ extension VirtualBoardTests {
 @Suite struct PhotoWhileRecordingBoardTests {
     @Test func photosDuringARecordingCostNoMoreThanTheRecordersQueue() throws {
         let result = try VirtualBoard.run("""
-            mkdir -p /tmp/svc
+            rm -rf /tmp/svc; mkdir -p /tmp/svc
             cat > /tmp/svc/obscura.toml <<'T'
             board = "virtual"
             [recording]
@@ -263,7 +263,7 @@ extension VirtualBoardTests {
             : "the recording steps (frames left out evenly: the camera has no frame-rate control) down from 30 to "
         let result = try VirtualBoard.run("""
             . board/virtual/waiting.sh
-            mkdir -p /tmp/svc
+            rm -rf /tmp/svc; mkdir -p /tmp/svc
             cat > /tmp/svc/pattern.toml <<'T'
             [board]
             name = "Test pattern"
