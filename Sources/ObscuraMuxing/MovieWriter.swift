@@ -159,6 +159,7 @@ public final class MovieWriter {
             defer { av_dict_free(&options) }
             if let fragmentDuration, container != .elementary {
                 let micros = fragmentDuration.components.seconds * 1_000_000 + fragmentDuration.components.attoseconds / 1_000_000_000_000
+                fragmentLength = av_rescale_q(micros, AVRational(num: 1, den: 1_000_000), video.timeBase)
                 if container == .mkv {
                     // Matroska is written cluster by cluster: short clusters
                     // bound what a killed process loses the same way.
@@ -168,11 +169,7 @@ public final class MovieWriter {
                     av_dict_set(&options, "frag_duration", String(micros), 0)
                 }
             }
-            if let fragmentDuration {
-                syncer = DataSyncer(path: partialPath)
-                let micros = fragmentDuration.components.seconds * 1_000_000 + fragmentDuration.components.attoseconds / 1_000_000_000_000
-                if container != .elementary { fragmentLength = av_rescale_q(micros, AVRational(num: 1, den: 1_000_000), video.timeBase) }
-            }
+            if fragmentDuration != nil { syncer = DataSyncer(path: partialPath) }
             // Hand every completed fragment to the kernel at once, so a killed
             // process loses at most the fragment being built.
             ctx.pointee.flags |= 0x0200 // AVFMT_FLAG_FLUSH_PACKETS
