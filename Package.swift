@@ -71,6 +71,7 @@ let package = Package(
         .executableTarget(name: "obscura", dependencies: [
             "ObscuraRetrieval", "ObscuraAudio", "ObscuraAge", "ObscuraOverlay",
             "ObscuraRecording", "ObscuraCapture", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraMedia", "ObscuraService", "ObscuraPhoto", "ObscuraPreview",
+            "ObscuraSystem",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             logging,
         ]),

@@ -81,6 +81,12 @@ public final class CaptureSession: @unchecked Sendable {
     private let generation = Atomic<Int>(0)
     /// Monotonic nanoseconds of the last frame, for the watchdog.
     private let lastFrame = Atomic<UInt64>(0)
+    /// Frames the watchdog took back from outputs that stopped taking them
+    /// (`freeBuffersHeldByOutputs`).
+    private let queuedFramesFreed = Atomic<Int>(0)
+    /// How many queued frames were dropped so far because their output had
+    /// stopped taking frames and the camera was left without buffers.
+    public var framesFreedFromStalledOutputs: Int { queuedFramesFreed.load(ordering: .relaxed) }
     /// Frames still to come before a start counts as settled: until then the
     /// watchdog waits `firstFrameTimeout` instead of `stallTimeout` (a
     /// pipeline restarted at a new configuration can stutter over its first
@@ -515,13 +521,31 @@ public final class CaptureSession: @unchecked Sendable {
             guard let self, self.state == .running else { return }
             let limit = self.currentStallLimit
             let silent = Self.now() &- self.lastFrame.load(ordering: .relaxed)
-            if silent > UInt64(limit.seconds * 1e9) { self.interrupt(.noFrames, silentFor: limit) }
+            guard silent > UInt64(limit.seconds * 1e9) else { return }
+            if self.freeBuffersHeldByOutputs() { return }
+            self.interrupt(.noFrames, silentFor: limit)
         }
         watchdog = timer
         timer.resume()
     }
 
     static func now() -> UInt64 { Syscalls.monotonicNanoseconds() }
+
+    /// On the work queue, when the camera has been silent for the stall
+    /// limit: an output that stopped taking its frames (its consumer blocked,
+    /// e.g. on a storage that hangs) may be holding the buffers the camera
+    /// needs, and then the silence is the session's own, not the camera's.
+    /// Its queued frames are dropped (counted) so that they go back to the
+    /// camera, which gets another stall limit to deliver. True when that
+    /// was done.
+    private func freeBuffersHeldByOutputs() -> Bool {
+        var freed = 0
+        for c in connections { freed += c.output.queue.dropQueued() }
+        guard freed > 0 else { return false }
+        lastFrame.store(Self.now(), ordering: .relaxed)
+        queuedFramesFreed.add(freed, ordering: .relaxed)
+        return true
+    }
 
     private func availabilityChanged(_ available: Bool) {
         if available {

@@ -95,6 +95,22 @@ public final class FrameQueue: Sendable {
         if !dropped.isEmpty { dropCount.add(dropped.count, ordering: .relaxed) }
     }
 
+    /// Drops every queued frame (counted), so that they go back to the
+    /// camera: a consumer that stopped taking frames (its thread blocked on
+    /// a storage that hangs) must not hold the camera's buffers. Returns
+    /// how many were dropped.
+    @discardableResult
+    public func dropQueued() -> Int {
+        let dropped: [VideoFrame] = state.withLock { s in
+            let all = s.frames
+            s.frames.removeAll()
+            for frame in all { s.noteDropped(frame.sequence) }
+            return all
+        }
+        if !dropped.isEmpty { dropCount.add(dropped.count, ordering: .relaxed) }
+        return dropped.count
+    }
+
     /// The most camera time a bounded queue holds in front of its consumer:
     /// a frame that arrives when the oldest queued one is older than this (by
     /// the frames' own timestamps) pushes the old ones out, dropped and

@@ -15,6 +15,9 @@ public struct StorageStatus: Sendable, Codable, Equatable {
     public var present = true
     /// Where recordings go now.
     public var active = false
+    /// How long a question to it (its free space) has gone unanswered:
+    /// a drive that hangs rather than vanishes. Nil while it answers.
+    public var silentSeconds: Double?
 }
 
 /// The board's own health, read from sysfs and the clock.

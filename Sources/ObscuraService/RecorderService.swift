@@ -207,16 +207,13 @@ public actor RecorderService {
         if state == .starting { enter(.idle) }
         let keeper = keeper
         _ = try? await offPool { keeper.enforce() }
+        await measureStorage()
         notifier.notify("READY=1\nSTATUS=\(statusLine)")
         logger.notice("ready: \(profile.name), recordings in \(configuration.recordingsFolder), control socket \(configuration.controlSocket)")
         await writeMetrics()
         Task { await self.housekeeping() }
     }
 
-    /// Files a killed process or a power cut left as `.partial` are
-    /// fragmented and playable up to their last fragment: give them their
-    /// final names (and checksums) so they are kept and can be fetched.
-    /// Photos never finished are dropped.
     /// Blocking file work — hashing whole files, writing photos with fsync —
     /// runs on this thread, never on the actor's executor (Swift's pool).
     private let fileWork = try? ThreadExecutor(name: "obscura-files")
@@ -229,88 +226,15 @@ public actor RecorderService {
     }
 
     private func recoverInterrupted() async {
-        await recoverInterrupted(incoming: configuration.resolvedPartialFolder, recordings: configuration.recordingsFolder)
-        // A checksum for any finished file without one (a cut between the
-        // rename and the checksum).
-        await addMissingChecksums([configuration.recordingsFolder, configuration.photosFolder])
-    }
-
-    private func addMissingChecksums(_ folders: [String]) async {
-        for folder in folders {
-            let names = Set((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [])
-            for name in names where StorageKeeper.mediaExtensions.contains((name as NSString).pathExtension.lowercased())
-                && !names.contains(name + ".sha256") {
-                let file = folder + "/" + name
-                do { try await offPool { try Checksum.write(for: file) } } catch { logger.error("no checksum for \(file): \(error)") }
-            }
+        let recovery = InterruptedRecordings(logger: logger)
+        let incoming = configuration.resolvedPartialFolder, recordings = configuration.recordingsFolder
+        let folders = [configuration.recordingsFolder, configuration.photosFolder]
+        _ = try? await offPool {
+            recovery.recover(incoming: incoming, recordings: recordings)
+            // A checksum for any finished file without one (a cut between the
+            // rename and the checksum).
+            recovery.addMissingChecksums(folders)
         }
-    }
-
-    private func recoverInterrupted(incoming: String, recordings: String) async {
-        for folder in [incoming, recordings] {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-            for name in names where name.hasSuffix(".partial") {
-                let partial = folder + "/" + name
-                let finalName = String(name.dropLast(".partial".count))
-                let ext = (finalName as NSString).pathExtension.lowercased()
-                if ext == "age", !FileManager.default.fileExists(atPath: recordings + "/" + finalName) {
-                    await recoverEncrypted(partial, final: recordings + "/" + finalName)
-                    continue
-                }
-                guard ["mp4", "mov", "mkv"].contains(ext) else {
-                    unlink(partial)
-                    logger.warning("dropped an unfinished file: \(partial)")
-                    continue
-                }
-                let final = recordings + "/" + finalName
-                guard !FileManager.default.fileExists(atPath: final) else { continue }
-                // A recording cut before its first frame reached the file is
-                // only a header: it is not a recording, and goes.
-                let held = (try? await offPool { MovieReader.countPackets(partial) }) ?? nil
-                guard let held, held.video > 0 else {
-                    unlink(partial)
-                    logger.warning("removed \(partial): an interrupted recording with no frame in it")
-                    continue
-                }
-                if rename(partial, final) == 0 {
-                    logger.notice("recovered an interrupted recording: \(final), \(held.video) frames")
-                    do { try await offPool { try Checksum.write(for: final) } } catch { logger.error("no checksum for \(final): \(error)") }
-                } else {
-                    logger.error("cannot recover \(partial): \(String(cString: strerror(errno)))")
-                }
-            }
-        }
-    }
-
-    /// An encrypted recording cut off (killed, a power cut): the device has
-    /// no key to read it, so it is kept as it is, cut back to its header and
-    /// complete sealed chunks, under its final name with a checksum. It ends
-    /// without age's last chunk: `obscura decrypt` (or `obscura pull
-    /// --identity-file`) gives its complete chunks and says it was
-    /// interrupted; `age -d` gives the same bytes and then reports the end
-    /// missing. One with no complete chunk holds nothing and goes.
-    private func recoverEncrypted(_ partial: String, final: String) async {
-        let kept = try? await offPool { () throws -> Int64? in
-            guard let header = AgeDecryptor.headerLength(of: partial),
-                  let size = (try? FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int).map(Int64.init) else { return nil }
-            let whole = AgeDecryptor.completeLength(headerAndNonce: header, fileSize: size)
-            guard whole > Int64(header) else { return nil }
-            if whole < size {
-                guard truncate(partial, off_t(whole)) == 0 else { throw SystemError.errno("truncate", partial) }
-            }
-            return (whole - Int64(header)) / Int64(Age.sealedChunkSize)
-        }
-        guard let chunks = kept ?? nil else {
-            unlink(partial)
-            logger.warning("removed \(partial): an interrupted encrypted recording with no complete chunk in it")
-            return
-        }
-        guard rename(partial, final) == 0 else {
-            logger.error("cannot recover \(partial): \(String(cString: strerror(errno)))")
-            return
-        }
-        logger.notice("recovered an interrupted encrypted recording: \(final), \(chunks) complete chunks (\(chunks * 64) KiB); it ends without its last chunk: `obscura decrypt` gives what it holds")
-        do { try await offPool { try Checksum.write(for: final) } } catch { logger.error("no checksum for \(final): \(error)") }
     }
 
     static func device(_ path: String) -> UInt64? {
@@ -625,7 +549,8 @@ public actor RecorderService {
         var target = self.target
         if target.onDrive {
             let keeper = target.keeper, folder = target.folder
-            let free = await StorageCall.within(Self.driveDeadline, on: driveWork) { () -> Int? in
+            // (A drive known to hang is not asked again: its thread is held.)
+            let free = driveSilenceReported ? nil : await StorageCall.within(Self.driveDeadline, on: driveWork) { () -> Int? in
                 keeper.enforce()
                 return StorageKeeper.freeBytes(folder)
             }
@@ -633,6 +558,7 @@ public actor RecorderService {
             case .none:
                 logger.warning("usb.drive: \(folder) did not answer within \(Self.driveDeadline): recording to the SD card (\(configuration.recordingsFolder))")
                 driveUsable = false
+                driveHung = true
                 status.stageRestarts["storage", default: 0] += 1
                 target = sdTarget
             case .some(let free?) where free < target.minFree:
@@ -658,6 +584,9 @@ public actor RecorderService {
     /// How long the drive may take to be cleaned up and measured before a
     /// recording starts; longer, and it is taken for hung.
     static let driveDeadline: Duration = .seconds(2)
+    /// How long a recording may wait on a drive that hangs before the
+    /// recorder is taken for wedged (RecordingLiveness, the watchdog).
+    static let driveHangGrace: Duration = .seconds(60)
 
     // MARK: Actions
 
@@ -742,9 +671,14 @@ public actor RecorderService {
                 status.recordings += 1
                 logger.info("segment finished: \(path)")
                 // Loop recording's oldest files go on the file thread (a
-                // folder scan and unlinks, on a slow card).
+                // folder scan and unlinks, on a slow card), the drive's on
+                // its own with a deadline (a drive that hangs holds up only it).
                 let keeper = target.keeper
-                _ = try? await offPool { keeper.enforce(protecting: []) }
+                if recordingOnDrive {
+                    _ = await StorageCall.within(Self.driveDeadline, on: driveWork) { keeper.enforce(protecting: []) }
+                } else {
+                    _ = try? await offPool { keeper.enforce(protecting: []) }
+                }
             case .finished(_, .encoderFailed, let p) where retryingEncoder && p.frames == 0:
                 // A try while the encoder is down that made nothing: try again.
                 currentFile = nil
@@ -896,19 +830,35 @@ public actor RecorderService {
         switch presence {
         case .mounted(let mount, let folder):
             let incoming = Self.driveIncoming(mount)
-            do {
-                try await offPool {
+            // On the drive's own thread, with a deadline: a drive that hangs
+            // holds up only that thread.
+            let prepared = await StorageCall.within(Self.driveDeadline, on: driveWork) { () -> String? in
+                do {
                     for f in [folder, incoming] { try FileManager.default.createDirectory(atPath: f, withIntermediateDirectories: true) }
-                    guard access(folder, W_OK) == 0, access(incoming, W_OK) == 0 else {
-                        throw CocoaError(.fileWriteNoPermission, userInfo: [NSLocalizedDescriptionKey: String(cString: strerror(errno))])
-                    }
+                } catch {
+                    return error.localizedDescription
                 }
+                guard access(folder, W_OK) == 0, access(incoming, W_OK) == 0 else { return String(cString: strerror(errno)) }
+                return nil
+            }
+            switch prepared {
+            case .none:
+                // Asked again next round (the question in flight answers first).
+                drivePresence = nil
+                driveUsable = false
+                if !driveHung {
+                    driveHung = true
+                    logger.warning("usb.drive: \(drive.identity) at \(mount) did not answer within \(Self.driveDeadline): recording to the SD card (\(configuration.recordingsFolder)) until it answers")
+                }
+            case .some(nil):
+                driveHung = false
                 driveUsable = true
                 logger.notice("usb drive \(drive.identity) at \(mount): recordings go to \(folder)")
-                await recoverInterrupted(incoming: incoming, recordings: folder)
-            } catch {
+                let recovery = InterruptedRecordings(logger: logger)
+                Task.detached(executorPreference: driveWork) { recovery.recover(incoming: incoming, recordings: folder) }
+            case .some(let problem?):
                 driveUsable = false
-                let message = "usb.drive: \(drive.identity) at \(mount): cannot write \(folder) (\(error.localizedDescription)): "
+                let message = "usb.drive: \(drive.identity) at \(mount): cannot write \(folder) (\(problem)): "
                     + "it must be the obscura user's, and the mount under /media (the unit's ReadWritePaths); recording to the SD card (\(configuration.recordingsFolder))"
                 logger.error("\(message)")
                 noteError(message)
@@ -1102,7 +1052,7 @@ public actor RecorderService {
         s.bytesTotal = finishedTotals.bytes + s.bytes
         s.droppedFramesTotal = finishedTotals.dropped + s.droppedFrames
         s.skippedFramesTotal += finishedTotals.skipped
-        s.freeBytes = StorageKeeper.freeBytes(configuration.recordingsFolder)
+        s.freeBytes = measuredFreeBytes
 
         s.preview = previewOutput.map { "\($0.status)" }
         return s
@@ -1127,7 +1077,7 @@ public actor RecorderService {
             }
             if state == .error, encoderDownSince == nil {
                 if session == nil { openCamera() }
-                let free = StorageKeeper.freeBytes(configuration.recordingsFolder) ?? Int.max
+                let free = measuredFreeBytes ?? Int.max
                 // (A session waiting for its lost camera is not one to use yet.)
                 let usable = session.map { !$0.isInterrupted } ?? false
                 if usable && free >= configuration.minFreeSpaceBytes && status.lastError?.hasPrefix("camera") != true {
@@ -1137,8 +1087,14 @@ public actor RecorderService {
                 }
             }
             let recording = state == .recording && session?.isRunning == true
-            let wedge = liveness.look(written: recording ? movie?.progress.frames ?? 0 : nil,
-                                      delivered: session?.deliveredFrameCount ?? 0, now: .now)
+            // A recording held up by a drive that does not answer is not a
+            // wedged recorder: it goes on when the drive answers. Only a hang
+            // longer than `driveHangGrace` is taken for one (systemd then
+            // restarts the service, which records to the SD card).
+            let waitingOnDrive = recording && recordingOnDrive && driveSilenceReported
+                && driveProbe.map { ContinuousClock.now - $0.since < Self.driveHangGrace } == true
+            let wedge = waitingOnDrive ? nil : liveness.look(written: recording ? movie?.progress.frames ?? 0 : nil,
+                                                             delivered: session?.deliveredFrameCount ?? 0, now: .now)
             if let wedge {
                 logger.error("the recording has not advanced for \(wedge.stalled) while the camera delivered \(wedge.delivered) frames; no watchdog keep-alive")
             } else {
@@ -1165,10 +1121,14 @@ public actor RecorderService {
                           : "the clock is no longer known to be synchronised: files get boot-relative names")
         }
         guard synchronized else { return }
-        var folders = [configuration.recordingsFolder, configuration.photosFolder]
-        if driveUsable, case .mounted(_, let onDrive)? = drivePresence { folders.append(onDrive) }
-        let scan = folders
-        guard let result = try? await offPool({ FileNames.renameBootNamed(in: scan) }) else { return }
+        let local = [configuration.recordingsFolder, configuration.photosFolder]
+        guard var result = try? await offPool({ FileNames.renameBootNamed(in: local) }) else { return }
+        // The drive's on its own thread, and not while it hangs.
+        if driveUsable, driveProbe == nil, case .mounted(_, let onDrive)? = drivePresence,
+           let onTheDrive = await StorageCall.within(Self.driveDeadline, on: driveWork, { FileNames.renameBootNamed(in: [onDrive]) }) {
+            result.renamed += onTheDrive.renamed
+            result.problems += onTheDrive.problems
+        }
         for (old, new) in result.renamed {
             logger.notice("renamed \(old) to \((new as NSString).lastPathComponent): the clock is now known")
             if status.lastRecording == old { status.lastRecording = new }
@@ -1186,27 +1146,74 @@ public actor RecorderService {
     private let cameraGiveUp: Duration = .seconds(20)
 
     /// Each storage's free and used space (a folder listing: off the pool).
+    /// The drive is asked on its own thread with a deadline, so a drive that
+    /// hangs holds up neither the SD card's work nor this round (the
+    /// watchdog's keep-alive, status, buttons): it is reported as not
+    /// answering, and asked again only once the question in flight returns.
     private func measureStorage() async {
         let keeper = keeper, folder = configuration.recordingsFolder, quota = configuration.quotaBytes
-        let target = self.target
-        let drive = configuration.drive, presence = drivePresence
-        if let storages = try? await offPool({ () -> [StorageStatus] in
-            var list = [StorageStatus(name: "recordings", path: folder, freeBytes: StorageKeeper.freeBytes(folder),
-                                      usedBytes: keeper.usedBytes(), quotaBytes: quota, active: !target.onDrive)]
-            if let drive {
-                if case .mounted(_, let onDrive)? = presence {
-                    let driveKeeper = StorageKeeper(folder: onDrive, quotaBytes: drive.quotaBytes, minFreeBytes: drive.minFreeSpaceBytes)
-                    list.append(StorageStatus(name: "usb", path: onDrive, freeBytes: StorageKeeper.freeBytes(onDrive),
-                                              usedBytes: driveKeeper.usedBytes(), quotaBytes: drive.quotaBytes, active: target.onDrive))
-                } else {
-                    list.append(StorageStatus(name: "usb", path: drive.identity.description, freeBytes: nil, usedBytes: 0,
-                                              quotaBytes: drive.quotaBytes, present: false))
-                }
+        let onSD = !target.onDrive
+        guard let sd = try? await offPool({
+            StorageStatus(name: "recordings", path: folder, freeBytes: StorageKeeper.freeBytes(folder),
+                          usedBytes: keeper.usedBytes(), quotaBytes: quota, active: onSD)
+        }) else { return }
+        var list = [sd]
+        if let drive = configuration.drive {
+            if case .mounted(_, let onDrive)? = drivePresence {
+                list.append(await measureDrive(drive, folder: onDrive))
+            } else {
+                driveProbe = nil
+                list.append(StorageStatus(name: "usb", path: drive.identity.description, freeBytes: nil, usedBytes: 0,
+                                          quotaBytes: drive.quotaBytes, present: false))
             }
-            return list
-        }) {
-            status.storages = storages
         }
+        status.storages = list
+    }
+
+    /// The drive's free-space question in flight, and when it was asked.
+    private var driveProbe: (work: Task<(free: Int?, used: Int), Never>, folder: String, since: ContinuousClock.Instant)?
+    private var driveSilenceReported = false
+    /// The drive was given up on for not answering (not for going away):
+    /// recordings go to it again once it answers.
+    private var driveHung = false
+
+    private func measureDrive(_ drive: DriveConfiguration, folder onDrive: String) async -> StorageStatus {
+        if driveProbe?.folder != onDrive {
+            let keeper = StorageKeeper(folder: onDrive, quotaBytes: drive.quotaBytes, minFreeBytes: drive.minFreeSpaceBytes)
+            driveProbe = (Task.detached(executorPreference: driveWork) { (StorageKeeper.freeBytes(onDrive), keeper.usedBytes()) },
+                          onDrive, .now)
+        }
+        guard let probe = driveProbe else { preconditionFailure("a drive probe was just made") }
+        var entry = StorageStatus(name: "usb", path: onDrive, freeBytes: nil, usedBytes: 0, quotaBytes: drive.quotaBytes, active: target.onDrive)
+        guard let answer = await StorageCall.value(of: probe.work, within: Self.driveDeadline) else {
+            let silent = ContinuousClock.now - probe.since
+            entry.silentSeconds = silent.seconds
+            if !driveSilenceReported {
+                driveSilenceReported = true
+                logger.warning("usb.drive: \(onDrive) has not answered for \(String(format: "%.1f", silent.seconds)) s (its free space): the drive hangs; new recordings go to the SD card (\(configuration.recordingsFolder)) until it answers")
+            }
+            return entry
+        }
+        if driveProbe?.since == probe.since { driveProbe = nil }
+        if driveSilenceReported || driveHung {
+            let silence = driveSilenceReported ? String(format: " after %.1f s", (ContinuousClock.now - probe.since).seconds) : ""
+            let again = driveHung ? ": recordings go to it again" : ""
+            driveSilenceReported = false
+            if driveHung {
+                driveHung = false
+                driveUsable = true
+            }
+            logger.notice("usb.drive: \(onDrive) answers again\(silence)\(again)")
+        }
+        entry.freeBytes = answer.free
+        entry.usedBytes = answer.used
+        return entry
+    }
+
+    /// The SD card's free space as last measured (never a statvfs on the
+    /// actor: status and buttons must not wait on a storage).
+    private var measuredFreeBytes: Int? {
+        status.storages.first { $0.name == "recordings" }?.freeBytes
     }
 
     /// The metrics file, every `metrics.interval_seconds`. A file that

@@ -72,7 +72,12 @@ enum StorageCall {
     /// goes on on its thread, and its result is then dropped).
     static func within<T: Sendable>(_ limit: Duration, on executor: (any TaskExecutor)?,
                                     _ body: @escaping @Sendable () -> T) async -> T? {
-        let work = Task.detached(executorPreference: executor) { body() }
+        await value(of: Task.detached(executorPreference: executor) { body() }, within: limit)
+    }
+
+    /// `work`'s value, or nil when it has none within `limit` (the work goes
+    /// on, and may be asked again).
+    static func value<T: Sendable>(of work: Task<T, Never>, within limit: Duration) async -> T? {
         let waiter = Mutex<CheckedContinuation<T?, Never>?>(nil)
         return await withCheckedContinuation { continuation in
             waiter.withLock { $0 = continuation }

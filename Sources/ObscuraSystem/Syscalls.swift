@@ -19,6 +19,21 @@ public enum Syscalls {
         if Glibc.fsync(fd) != 0 { throw SystemError.errno("fsync", path) }
     }
 
+    /// Writes all of `bytes` to `fd` (short writes continued, EINTR retried);
+    /// `path` names what `fd` is in the error.
+    public static func writeAll(_ fd: Int32, _ bytes: some Collection<UInt8>, path: String) throws(SystemError) {
+        let contiguous = Array(bytes)
+        var offset = 0
+        while offset < contiguous.count {
+            let n = contiguous.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n < 0 {
+                if Glibc.errno == EINTR { continue }
+                throw SystemError.errno("write", path)
+            }
+            offset += n
+        }
+    }
+
     /// Writes `bytes` to `temporary`, fsyncs it and renames it to `path`, so
     /// `path` is either absent, the old file, or the whole new one. The
     /// temporary must be on `path`'s filesystem; it is removed on failure.
@@ -28,16 +43,7 @@ public enum Syscalls {
                                     mode: mode_t = 0o644, sync: Bool = true) throws(SystemError) {
         do throws(SystemError) {
             let fd = try open(temporary, O_WRONLY | O_CREAT | O_TRUNC, mode)
-            let contiguous = Array(bytes)
-            var offset = 0
-            while offset < contiguous.count {
-                let n = contiguous.withUnsafeBytes { Glibc.write(fd.rawValue, $0.baseAddress! + offset, $0.count - offset) }
-                if n < 0 {
-                    if Glibc.errno == EINTR { continue }
-                    throw SystemError.errno("write", temporary)
-                }
-                offset += n
-            }
+            try writeAll(fd.rawValue, bytes, path: temporary)
             if fchmod(fd.rawValue, mode) != 0 { throw SystemError.errno("fchmod", temporary) }
             if sync { try fsync(fd.rawValue, path: temporary) }
             fd.close()

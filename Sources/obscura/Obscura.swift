@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ObscuraSystem
 
 @main
 struct Obscura: AsyncParsableCommand {
@@ -14,7 +15,7 @@ struct Obscura: AsyncParsableCommand {
 /// Messages for people go to standard error; results to standard output.
 enum Log {
     static func note(_ text: String) {
-        FileHandle.standardError.write(Data("obscura: \(text)\n".utf8))
+        try? Syscalls.writeAll(STDERR_FILENO, Array("obscura: \(text)\n".utf8), path: "standard error")
     }
 
     /// A status line that rewrites itself on a terminal (one line per call otherwise).
@@ -32,8 +33,19 @@ enum Log {
     }
 
     /// A line of output, written at once (unbuffered) so a reader sees it now.
+    /// A reader that went away (`obscura status | grep -q …`) ends the
+    /// program as it ends any Unix tool, by SIGPIPE, without a word.
     static func output(_ text: String) {
-        FileHandle.standardOutput.write(Data("\(text)\n".utf8))
+        do throws(SystemError) {
+            try Syscalls.writeAll(STDOUT_FILENO, Array("\(text)\n".utf8), path: "standard output")
+        } catch where error.code == EPIPE {
+            signal(SIGPIPE, SIG_DFL)
+            raise(SIGPIPE)
+            exit(141)
+        } catch {
+            note("\(error)")
+            exit(EXIT_FAILURE)
+        }
     }
 }
 

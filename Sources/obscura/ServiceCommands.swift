@@ -96,6 +96,10 @@ struct StatusCommand: AsyncParsableCommand {
                     lines.append("storage \(s.name): \(s.path), absent")
                     continue
                 }
+                if let silent = s.silentSeconds {
+                    lines.append(String(format: "storage %@: %@, not answering for %.0f s", s.name, s.path, silent) + (s.active ? " (recording here)" : ""))
+                    continue
+                }
                 let free = s.freeBytes.map { "\($0 >> 20) MiB free" } ?? "not mounted"
                 let quota = s.quotaBytes > 0 ? " of a \(s.quotaBytes >> 20) MiB quota" : ""
                 lines.append("storage \(s.name): \(s.path), \(free), \(s.usedBytes >> 20) MiB used\(quota)" + (s.active ? " (recording here)" : ""))

@@ -114,3 +114,129 @@ extension VirtualBoardTests {
     }
 }
 }
+
+extension VirtualBoardTests.DriveBoardTests {
+    /// A drive that hangs rather than vanishes: the recordings' drive is a
+    /// network filesystem (sshfs, a FUSE filesystem, over the board's own
+    /// sshd), and its FUSE daemon is stopped (SIGSTOP) mid-recording for ten
+    /// seconds, so every call into it blocks, statfs and the recorder's
+    /// writes included. Meanwhile status and control answer, a photo button
+    /// press gives a photo, the status says the drive does not answer, and
+    /// the service is not restarted; let go, the recording goes on on the
+    /// drive, and its file verifies and plays. A recording started while the
+    /// drive hangs goes to the SD card, and the drive is used again once it
+    /// answers. (Each is awaited while the
+    /// drive hangs, however long this board takes; the hang lasts until
+    /// they all happened and ten seconds at least.)
+    @Test func aDriveThatHangsHoldsUpNeitherStatusNorButtons() throws {
+        let least = 5  // a few frames prove the path ran; no rate is assumed
+        let result = try VirtualBoard.run("""
+            . board/virtual/waiting.sh
+            up() { cut -d' ' -f1 /proc/uptime; }
+            press() { gpio-sim press $1; sleep 0.15; gpio-sim release $1; }
+            frames_now() { obscura status | sed -n 's/^frames: \\([0-9]*\\) .*/\\1/p'; }
+            # The network drive: sshfs (its SFTP server run directly, as its
+            # ssh command: nothing on the network), every file shown as the
+            # obscura user's.
+            modprobe fuse
+            mkdir -p /srv/net /media/net
+            printf '#!/bin/sh\\nexec /usr/lib/openssh/sftp-server\\n' > /usr/local/bin/sftp-direct && chmod +x /usr/local/bin/sftp-direct
+            sshfs -o ssh_command=/usr/local/bin/sftp-direct,allow_other,uid=$(id -u obscura),gid=$(id -g obscura) board:/srv/net /media/net \\
+                || echo "sshfs failed"
+            findmnt -n -o SOURCE,FSTYPE /media/net | sed 's/^/mounted: /'
+            mkdir -p /media/net/obscura/recordings /media/net/.obscura-incoming
+            sed -i '/^\\[usb\\]/,/^\\[/ { s|^drive = .*|drive = "/media/net"| }' /etc/obscura/obscura.toml
+            sed -i 's/^#* *segment_seconds = .*/segment_seconds = 0/' /etc/obscura/obscura.toml
+            systemctl restart obscura
+            on_net() { obscura status | grep -q '^storage usb: /media/net/obscura/recordings, .*MiB free'; }
+            wait_for 60 "the network drive in the status" on_net
+            obscura ctl record start | sed 's/^/start: /'
+            some() { [ "$(frames_now)" -ge \(least) ] 2>/dev/null; }
+            wait_for 120 "\(least) frames recorded on the network drive" some
+            fs=$(pgrep -x sshfs)
+            hang=$(up); at_hang=$(frames_now)
+            kill -STOP $fs
+            echo "hang uptime=$hang frames=$at_hang"
+            # While every call into the drive blocks:
+            obscura status > /tmp/hung-status; echo "status rc=$? uptime=$(up)"
+            sed 's/^/hung: /' /tmp/hung-status
+            obscura ctl flash on | sed 's/^/ctl: /'; echo "ctl uptime=$(up)"
+            press photo-button
+            photo() { ls /var/lib/obscura/photos/*.jpg.sha256 > /dev/null 2>&1; }
+            wait_for 120 "a photo on the SD card while the drive hangs" photo && echo "photo uptime=$(up)"
+            silent() { obscura status | grep -q '^storage usb: /media/net/obscura/recordings, not answering'; }
+            wait_for 120 "the status to say the drive does not answer" silent && echo "silent uptime=$(up)"
+            obscura status | grep '^storage' | sed 's/^/during: /'
+            ten() { awk -v a="$hang" -v b="$(up)" 'BEGIN { exit !(b - a >= 10) }'; }
+            # (The hang lasts until all of that happened, ten seconds at least.)
+            wait_for 30 "ten seconds of the hang" ten
+            echo "release uptime=$(up)"
+            kill -CONT $fs
+            # Let go: the recording goes on on the drive.
+            more() { [ "$(frames_now)" -gt "$at_hang" ] 2>/dev/null; }
+            wait_for 120 "the recording to go on after the hang" more && echo "advanced uptime=$(up) frames=$(frames_now)"
+            answers() { obscura status | grep -q '^storage usb: /media/net/obscura/recordings, .*MiB free'; }
+            wait_for 30 "the drive to answer again in the status" answers
+            obscura ctl record stop > /dev/null
+            done_() { ls /media/net/obscura/recordings/*.sha256 > /dev/null 2>&1; }
+            wait_for 120 "the recording finished on the drive" done_
+            # A recording started while the drive hangs goes to the SD card.
+            kill -STOP $fs; echo "hang2 uptime=$(up)"
+            obscura ctl record start | sed 's/^/start-hung: /'; echo "started uptime=$(up)"
+            sd_frames() { obscura status | grep -q '^file: /var/lib/obscura/recordings/' && [ "$(frames_now)" -ge \(least) ] 2>/dev/null; }
+            wait_for 120 "\(least) frames on the SD card while the drive hangs" sd_frames
+            obscura ctl record stop > /dev/null
+            sd_done() { ls /var/lib/obscura/recordings/*.mp4.sha256 > /dev/null 2>&1; }
+            wait_for 120 "the SD card's recording finished while the drive hangs" sd_done && echo "sd-done uptime=$(up)"
+            echo "release2 uptime=$(up)"
+            kill -CONT $fs
+            again() { journalctl -u obscura | grep -q 'recordings go to it again'; }
+            wait_for 60 "the drive to be used again" again
+            (cd /var/lib/obscura/recordings && sha256sum -c *.sha256 | sed 's/^/sd-sum: /')
+            echo "active=$(systemctl is-active obscura) restarts=$(systemctl show -p NRestarts --value obscura)"
+            cd /media/net/obscura/recordings && sha256sum -c *.sha256 | sed 's/^/sum: /'
+            for f in *.mp4; do echo "file=$f frames=$(ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 $f)"; done
+            journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | grep -v "^obscura: encoder" | sed 's/^/journal: /'
+            """, timeout: 420, options: ["--systemd"])
+        let out = result.stdout
+        let lines = out.split(separator: "\n").map(String.init)
+        #expect(!out.contains("gave up after") && !out.contains("sshfs failed"), "\(out)\(result.stderr)")
+        func uptime(_ prefix: String) -> Double? {
+            lines.first { $0.hasPrefix(prefix) }.flatMap { Double($0.dropFirst(prefix.count).split(separator: " ").first ?? "") }
+        }
+        let hang = try #require(uptime("hang uptime="), "\(out)\(result.stderr)")
+        let release = try #require(uptime("release uptime="), "\(out)")
+        // Each answered while the drive hung (before it was let go), whatever
+        // this board's speed.
+        for event in ["status rc=0 uptime=", "ctl uptime=", "photo uptime=", "silent uptime="] {
+            let at = try #require(uptime(event), "no \(event) in \(out)")
+            #expect(at > hang && at < release, "\(event)\(at): the hang lasted from \(hang) to \(release)")
+        }
+        let answered = ["status rc=0 uptime=", "ctl uptime=", "photo uptime="].map { uptime($0).map { String(format: "%.1f", $0 - hang) } ?? "-" }
+        print("DriveBoardTests: while the drive hung (\(String(format: "%.1f", release - hang)) s): status answered after \(answered[0]) s, "
+              + "control after \(answered[1]) s, a photo was on the SD card after \(answered[2]) s")
+        #expect(lines.contains { $0.hasPrefix("hung: state: recording") }, "\(out)")
+        #expect(lines.contains { $0.hasPrefix("during: storage usb: /media/net/obscura/recordings, not answering for ") }, "\(out)")
+        #expect(lines.contains { $0.hasPrefix("journal: obscura: usb.drive: /media/net/obscura/recordings has not answered for") }, "\(out)")
+        #expect(lines.contains { $0.hasPrefix("journal: obscura: usb.drive: /media/net/obscura/recordings answers again") }, "\(out)")
+        // Not restarted, the recording went on and is whole.
+        #expect(lines.contains("active=active restarts=0"), "\(out)")
+        let files = lines.filter { $0.hasPrefix("file=") }
+        #expect(files.count == 1, "\(out)")
+        let frames = files.first.flatMap { Int($0.components(separatedBy: "frames=").last ?? "") } ?? 0
+        let atHang = lines.first { $0.hasPrefix("hang uptime=") }.flatMap { Int($0.components(separatedBy: "frames=").last ?? "") } ?? Int.max
+        #expect(frames > atHang, "the file holds \(frames) frames, \(atHang) when the drive hung: \(files)")
+        #expect(lines.contains { $0.hasPrefix("sum: ") && $0.hasSuffix(": OK") }, "\(out)")
+        // Started while the drive hung: on the SD card, finished there before the drive answered.
+        let hang2 = try #require(uptime("hang2 uptime="), "\(out)")
+        let release2 = try #require(uptime("release2 uptime="), "\(out)")
+        let sdDone = try #require(uptime("sd-done uptime="), "\(out)")
+        #expect(sdDone > hang2 && sdDone < release2)
+        if let started = uptime("started uptime=") {
+            print(String(format: "DriveBoardTests: a recording started while the drive hung was on the SD card %.1f s after it was asked for", started - hang2))
+        }
+        #expect(lines.contains { $0.hasPrefix("start-hung: ") && $0.replacingOccurrences(of: "\\/", with: "/").contains("/var/lib/obscura/recordings/") }, "\(out)")
+        #expect(lines.contains { $0.hasPrefix("sd-sum: ") && $0.hasSuffix(": OK") }, "\(out)")
+        #expect(lines.contains { $0.hasPrefix("journal: obscura: usb.drive: /media/net/obscura/recordings did not answer within") }, "\(out)")
+    }
+}

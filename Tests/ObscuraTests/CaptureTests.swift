@@ -304,6 +304,40 @@ private func session(_ camera: SyntheticCamera, outputs: [VideoDataOutput], pres
     /// ended counts: the limit now covers a gap like it (three of it, at
     /// most `longestStallLimit`), so a camera that is merely slow at times
     /// is not interrupted at each of its slow frames.
+    /// An output whose consumer stopped taking frames (its thread blocked in
+    /// a write to a storage that hangs) while holding three of them, one
+    /// more than the two spare buffers the session asks the camera for: with
+    /// its queue full, every buffer is held and the camera can deliver nothing.
+    /// That silence is the session's own: the stalled queue's frames are
+    /// dropped (counted) and go back to the camera, so another output goes
+    /// on getting frames and the session is never interrupted.
+    @Test func anOutputThatStoppedTakingFramesDoesNotStarveTheCamera() async throws {
+        let camera = SyntheticCamera()
+        let stuck = VideoDataOutput(alwaysDiscardsLateVideoFrames: false, queueDepth: 4)
+        let other = VideoDataOutput()
+        let s = try session(camera, outputs: [stuck, other])
+        let events = s.events()
+        try s.startRunning()
+        var held: [VideoFrame] = []
+        for await frame in stuck.frames {
+            held.append(frame)
+            if held.count == 3 { break }
+        }
+        // From when its queue is full, every buffer is held.
+        while stuck.queue.count < stuck.queue.capacity { try await Task.sleep(for: .milliseconds(10)) }
+        let frames = try await take(6, from: other, timeout: .seconds(30))
+        #expect(frames.count == 6)
+        #expect(s.framesFreedFromStalledOutputs > 0)
+        #expect(stuck.droppedFrameCount >= s.framesFreedFromStalledOutputs)
+        try s.stopRunning()
+        var iterator = events.makeAsyncIterator()
+        while let e = await iterator.next() {
+            #expect(e != .wasInterrupted(.noFrames))
+            if e == .didStopRunning { break }
+        }
+        held.removeAll()
+    }
+
     @Test func aSilentCameraIsAnInterruptionThatEndsWhenFramesReturn() async throws {
         let camera = SyntheticCamera()
         let output = VideoDataOutput()

@@ -112,4 +112,20 @@ import ObscuraSystem
         let answered = await StorageCall.within(.seconds(30), on: nil) { 42 }
         #expect(answered == 42)
     }
+
+    /// The service's drive question: asked once, waited for with a deadline
+    /// each round; given up on while the drive hangs, its answer taken once
+    /// it comes (not a new question queued behind the hung one).
+    @Test func aQuestionInFlightIsWaitedForAgainAndAnswersOnceTheDriveDoes() async throws {
+        let thread = try ThreadExecutor(name: "storage-probe-test")
+        let release = DispatchSemaphore(value: 0)
+        let probe = Task.detached(executorPreference: thread) { () -> Int in
+            release.wait()
+            return 7
+        }
+        #expect(await StorageCall.value(of: probe, within: .milliseconds(100)) == nil)
+        #expect(await StorageCall.value(of: probe, within: .milliseconds(100)) == nil)
+        release.signal()
+        #expect(await StorageCall.value(of: probe, within: .seconds(30)) == 7)
+    }
 }
