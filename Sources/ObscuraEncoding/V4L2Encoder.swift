@@ -276,7 +276,7 @@ public final class V4L2MemoryToMemoryEncoder: VideoEncoder {
         }
         parameters.pointee.width = Int32(size.width)
         parameters.pointee.height = Int32(size.height)
-        codecParameters = CodecParameters(parameters: parameters, timeBase: AVRational(num: 1, den: 1_000_000))
+        codecParameters = CodecParameters(parameters: parameters, timeBase: AVRational(num: 1, den: 1_000_000), frameRate: settings.frameRate)
         name = "\(node.driver) \(settings.codec) (V4L2 memory-to-memory, \(node.path))"
         self.notes = notes
     }

@@ -132,9 +132,13 @@ public protocol VideoEncoder: AnyObject {
 public final class CodecParameters: @unchecked Sendable {
     public let parameters: UnsafeMutablePointer<AVCodecParameters>
     public let timeBase: AVRational
-    init(parameters: UnsafeMutablePointer<AVCodecParameters>, timeBase: AVRational) {
+    /// One frame's duration at the nominal rate, in `timeBase` (0: unknown):
+    /// what a muxer is told the newest frame lasts before the next one comes.
+    public let frameInterval: Int64
+    init(parameters: UnsafeMutablePointer<AVCodecParameters>, timeBase: AVRational, frameRate: Double = 0) {
         self.parameters = parameters
         self.timeBase = timeBase
+        frameInterval = frameRate > 0 ? Int64((Double(timeBase.den) / Double(timeBase.num) / frameRate).rounded()) : 0
     }
     deinit {
         var p: UnsafeMutablePointer<AVCodecParameters>? = parameters
@@ -261,7 +265,7 @@ public final class LibavVideoEncoder: VideoEncoder {
             throw FFmpegError(call: "avcodec_parameters_alloc", code: obscura_averror(ENOMEM))
         }
         avcodec_parameters_from_context(parameters, ctx)
-        codecParameters = CodecParameters(parameters: parameters, timeBase: ctx.pointee.time_base)
+        codecParameters = CodecParameters(parameters: parameters, timeBase: ctx.pointee.time_base, frameRate: settings.frameRate)
         if chosen == inputAV {
             converter = nil
         } else {

@@ -131,6 +131,7 @@ public final class MovieWriter {
         context = ctx
         self.stream = stream
         codecTimeBase = video.timeBase
+        nominalInterval = video.frameInterval
         do {
             try check(avcodec_parameters_copy(stream.pointee.codecpar, video.parameters), "avcodec_parameters_copy")
             stream.pointee.time_base = video.timeBase
@@ -165,8 +166,9 @@ public final class MovieWriter {
                     // bound what a killed process loses the same way.
                     av_dict_set(&options, "cluster_time_limit", String(max(1, micros / 1000)), 0)
                 } else {
-                    av_dict_set(&options, "movflags", "+frag_keyframe+empty_moov+default_base_moof", 0)
-                    av_dict_set(&options, "frag_duration", String(micros), 0)
+                    // Fragments end where this writer says (before a keyframe,
+                    // or once they hold their length): see `emit`.
+                    av_dict_set(&options, "movflags", "+frag_custom+empty_moov+default_base_moof", 0)
                 }
             }
             if fragmentDuration != nil { syncer = DataSyncer(path: partialPath) }
@@ -189,41 +191,63 @@ public final class MovieWriter {
         }
     }
 
-    /// One packet is held back until the next arrives, so its duration is
-    /// the real distance to the next one rather than a muxer's guess.
-    private var held: EncodedPacket?
+    /// A packet goes to the muxer as soon as it comes. Holding it back until
+    /// the next one gives its real duration would cost a whole frame interval
+    /// at a power cut: a second on a starved board. Its duration is only
+    /// needed when it ends a fragment, and is then guessed short: half the
+    /// shorter of the nominal interval and the last distance between frames.
+    /// The next fragment's start is its first frame's own time
+    /// (`frag_discont`), so a guess leaves a short gap after one frame and
+    /// never shifts the frames that follow. (A frame that comes sooner than
+    /// the guess, faster than twice the nominal rate, is moved to the end of
+    /// the guess: libavformat takes no fragment that starts before the last
+    /// one ended.)
+    private let nominalInterval: Int64
     private var lastDuration: Int64 = 0
+    private var previousDTS: Int64?
+    /// Whether the fragment being built holds a video packet.
+    private var fragmentOpen = false
+
+    private var guessedDuration: Int64 {
+        let interval = [nominalInterval, lastDuration].filter { $0 > 0 }.min() ?? 0 as Int64
+        return max(1, interval / 2)
+    }
 
     /// Writes one packet (taking its data).
     public func write(_ packet: EncodedPacket) throws {
         if let failure { throw failure }
         guard context != nil, !finished else { return }
-        if let previous = held {
-            held = nil // a packet the muxer failed to take is not retried
+        let dts = packet.rawPacket.pointee.dts
+        if let previousDTS {
             // A packet libavformat has taken or refused carries no timestamps
             // (AV_NOPTS_VALUE): never let that turn into an overflow.
-            let (delta, overflow) = packet.rawPacket.pointee.dts.subtractingReportingOverflow(previous.rawPacket.pointee.dts)
+            let (delta, overflow) = dts.subtractingReportingOverflow(previousDTS)
             if !overflow, delta > 0 { lastDuration = delta }
-            try emit(previous, duration: lastDuration)
         }
-        held = packet
+        previousDTS = dts
+        try emit(packet)
     }
 
-    private func emit(_ packet: EncodedPacket, duration: Int64) throws {
+    private func emit(_ packet: EncodedPacket) throws {
         guard let context else { return }
         let raw = packet.rawPacket
-        if raw.pointee.duration <= 0 { raw.pointee.duration = duration }
+        raw.pointee.duration = guessedDuration
         raw.pointee.stream_index = stream.pointee.index
-        let (dts, end) = (raw.pointee.dts, raw.pointee.dts &+ raw.pointee.duration)
+        // Where the next frame is expected: the fragment is written now if it
+        // will hold its length by then, rather than kept waiting for it.
+        let (dts, end) = (raw.pointee.dts, raw.pointee.dts &+ max(lastDuration, raw.pointee.duration))
+        // A keyframe starts a fragment (a player can begin there).
+        if packet.isKeyframe, fragmentOpen { try endFragment() }
         av_packet_rescale_ts(raw, codecTimeBase, stream.pointee.time_base)
         bytesWritten += Int(raw.pointee.size)
         try check(av_interleaved_write_frame(context, raw), "av_interleaved_write_frame", partialPath)
         packetsWritten += 1
+        fragmentOpen = true
         if packetsWritten == 1, container != .elementary {
             // The first frame goes to the file at once, as a fragment (or
             // cluster) of its own, rather than with the first second: a kill
             // or power cut right after the start still leaves a playable file.
-            try check(av_write_frame(context, nil), "av_write_frame (flush)", partialPath)
+            try endFragment()
         } else if let fragmentLength {
             // A fragment goes to the file as soon as it holds its length, not
             // when the next packet comes (the muxer's own rule): on a starved
@@ -231,13 +255,23 @@ public final class MovieWriter {
             // to a power cut too.
             let start = fragmentStart ?? dts
             fragmentStart = start
-            if end &- start >= fragmentLength {
-                try check(av_write_frame(context, nil), "av_write_frame (flush)", partialPath)
-                fragmentStart = nil
-            }
+            if end &- start >= fragmentLength { try endFragment() }
         }
         wholeSoFar()
         syncWhatWasWritten()
+    }
+
+    /// Hands the fragment (or cluster) being built to the file. The next
+    /// one's start is then taken from its first packet, not from the guessed
+    /// duration of this one's last (MP4/MOV `frag_discont`).
+    private func endFragment() throws {
+        guard let context, container != .elementary else { return }
+        try check(av_write_frame(context, nil), "av_write_frame (flush)", partialPath)
+        fragmentStart = nil
+        fragmentOpen = false
+        if container == .mp4 || container == .mov {
+            try check(av_opt_set(context.pointee.priv_data, "movflags", "+frag_discont", 0), "av_opt_set (movflags +frag_discont)", partialPath)
+        }
     }
 
     /// A call into the muxer succeeded: the file ends at a whole fragment.
@@ -283,10 +317,6 @@ public final class MovieWriter {
         guard let context, !finished else { return }
         let digest: String?
         do {
-            if let last = held {
-                held = nil
-                try emit(last, duration: lastDuration)
-            }
             try check(av_write_trailer(context), "av_write_trailer", partialPath)
             guard let file = output else { throw SystemError(call: "finish", code: EBADF, detail: partialPath) }
             digest = try file.finish()
@@ -338,7 +368,6 @@ public final class MovieWriter {
         if let kept { return kept }
         guard let context, !finished else { return nil }
         finished = true
-        held = nil
         syncer?.close()
         syncer = nil
         context.pointee.pb = nil

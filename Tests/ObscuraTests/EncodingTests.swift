@@ -209,6 +209,52 @@ func processResources() -> (fds: Int, threads: Int, residentKiB: Int) {
         #expect(video.frameCount == 5)
     }
 
+    /// Frames that come far apart and unevenly (a starved board) reach the
+    /// file as soon as their fragment holds its length, none held back for
+    /// the next one's time, and each keeps its own time: the guessed duration
+    /// of a fragment's last frame never shifts the frames after it (gaps down
+    /// to half the nominal interval; see `MovieWriter.guessedDuration`).
+    @Test(arguments: [MovieContainer.mp4, .mkv])
+    func framesFarApartReachTheFileAtOnceAndKeepTheirTimes(_ container: MovieContainer) throws {
+        let path = temporaryPath("uneven.\(container.rawValue)")
+        let size = PixelSize(width: 320, height: 240)
+        let encoder = try LibavVideoEncoder(settings: VideoEncoderSettings(codec: .h264, size: size, frameRate: 10, maxDelay: 0),
+                                            input: .nv12)
+        let writer = try MovieWriter(path: path, container: container, video: encoder.codecParameters,
+                                     fragmentDuration: .milliseconds(500))
+        let gaps: [Int64] = [0, 1_000_000, 250_000, 1_300_000, 60_000, 700_000, 1_000_000, 90_000, 2_000_000, 100_000, 50_000, 600_000]
+        var pts: Int64 = 0
+        var times: [Int64] = []
+        for (i, gap) in gaps.enumerated() {
+            pts += gap
+            times.append(pts)
+            let packets = try encoder.encode(makeFrame(.nv12, size, index: i), ptsMicroseconds: pts)
+            #expect(packets.count == 1, "frame \(i): the encoder gave \(packets.count) packets")
+            for packet in packets { try writer.write(packet) }
+            // What is not in the file yet is the fragment being built: the
+            // frames since the oldest missing one span less than its length.
+            let inFile = MovieReader.countPackets(writer.partialPath)?.video ?? -1
+            #expect(inFile >= 1 && inFile <= i + 1)
+            if inFile >= 1, inFile <= i {
+                #expect(pts - times[inFile] < 500_000, "after frame \(i) (\(pts) µs) the file holds \(inFile) frames")
+            }
+            // A frame the next one is expected a fragment's length after is
+            // in the file at once.
+            if gap >= 500_000 {
+                #expect(inFile == i + 1, "frame \(i), \(gap) µs after the one before, is not in the file (it holds \(inFile))")
+            }
+        }
+        for packet in try encoder.finish() { try writer.write(packet) }
+        try writer.finish()
+        let probe = try runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts_time",
+                                               "-of", "csv=p=0", path])
+        let stored = probe.stdout.split(separator: "\n").compactMap { Double($0) }.sorted()
+        #expect(stored.count == times.count)
+        for (got, want) in zip(stored, times) {
+            #expect(abs(got - Double(want) / 1e6) < 0.002, "a frame at \(Double(want) / 1e6) s is stored at \(got) s")
+        }
+    }
+
     @Test func unknownEncoderNamesWhatExists() throws {
         let error = thrown {
             _ = try LibavVideoEncoder(settings: VideoEncoderSettings(size: PixelSize(width: 64, height: 64), frameRate: 30),
