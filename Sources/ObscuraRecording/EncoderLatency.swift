@@ -1,3 +1,5 @@
+import ObscuraSystem
+
 /// How long frames spend inside the video encoder: the time from a frame
 /// going in to its packet coming out. Packets leave in decode order, one per
 /// frame, so the n-th packet out is paired with the n-th frame in (B-frame
@@ -6,8 +8,17 @@
 /// Also says how long the oldest frame still inside has waited: an encoder
 /// that takes frames and gives back no packet shows it growing.
 struct EncoderLatency: Sendable {
-    /// When each frame still inside went in, oldest first.
+    /// When each frame still inside went in, oldest first, with its sensor
+    /// timestamp (CLOCK_MONOTONIC, ns; 0: none).
     private var entered: [ContinuousClock.Instant] = []
+    private var sensorTimes: [UInt64] = []
+    /// The longest time from a frame's sensor timestamp to its going into
+    /// the encoder (capture, the queue and the conversion before it), and to
+    /// its packet coming out, over the last report window (zero: no frame).
+    private(set) var cameraToEncoderMax: Duration = .zero
+    private(set) var cameraToPacketMax: Duration = .zero
+    private var windowCameraToEncoder: Duration = .zero
+    private var windowCameraToPacket: Duration = .zero
     private var head = 0
     /// The latency of the packets of the last report window.
     private var sum: Duration = .zero
@@ -25,15 +36,25 @@ struct EncoderLatency: Sendable {
         head < entered.count ? now - entered[head] : .zero
     }
 
-    mutating func frameIn(at now: ContinuousClock.Instant = .now) {
+    mutating func frameIn(at now: ContinuousClock.Instant = .now, sensorNanoseconds: UInt64 = 0,
+                          monotonicNow: UInt64 = Syscalls.monotonicNanoseconds()) {
         entered.append(now)
+        sensorTimes.append(sensorNanoseconds)
         framesSincePacket += 1
+        if sensorNanoseconds > 0, monotonicNow > sensorNanoseconds {
+            windowCameraToEncoder = max(windowCameraToEncoder, .nanoseconds(Int64(monotonicNow - sensorNanoseconds)))
+        }
     }
 
-    mutating func packetsOut(_ n: Int, at now: ContinuousClock.Instant = .now) {
+    mutating func packetsOut(_ n: Int, at now: ContinuousClock.Instant = .now,
+                             monotonicNow: UInt64 = Syscalls.monotonicNanoseconds()) {
         if n > 0 { framesSincePacket = 0 }
         for _ in 0..<min(n, framesInside) {
             let latency = now - entered[head]
+            let sensor = sensorTimes[head]
+            if sensor > 0, monotonicNow > sensor {
+                windowCameraToPacket = max(windowCameraToPacket, .nanoseconds(Int64(monotonicNow - sensor)))
+            }
             head += 1
             sum += latency
             count += 1
@@ -42,6 +63,7 @@ struct EncoderLatency: Sendable {
         // Drop what was consumed once it is half the array.
         if head > 64 && head * 2 > entered.count {
             entered.removeFirst(head)
+            sensorTimes.removeFirst(head)
             head = 0
         }
     }
@@ -52,5 +74,9 @@ struct EncoderLatency: Sendable {
         if count > 0 { mean = sum / count }
         sum = .zero
         count = 0
+        cameraToEncoderMax = windowCameraToEncoder
+        cameraToPacketMax = windowCameraToPacket
+        windowCameraToEncoder = .zero
+        windowCameraToPacket = .zero
     }
 }

@@ -189,6 +189,12 @@ public struct RecordingProgress: Sendable, Equatable {
     public var encoderLatencyMax: Duration = .zero
     /// Frames inside the encoder with no packet out yet.
     public var framesInEncoder = 0
+    /// The longest time, over the last report window, from a frame's sensor
+    /// timestamp to its going into the encoder (capture, queue, conversion),
+    /// and to its packet being handed to the file (zero: no frame). What a
+    /// power cut can lose is the latter plus the storage's sync.
+    public var cameraToEncoder: Duration = .zero
+    public var cameraToFile: Duration = .zero
     /// The camera's rate over the last report window (about half a
     /// second), from the timestamps of the frames that reached the encoder.
     public var recentFrameRate = 0.0
@@ -676,6 +682,8 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
             progress.encoderLatency = latency.mean
             progress.encoderLatencyMax = latency.maximum
             progress.framesInEncoder = latency.framesInside
+            progress.cameraToEncoder = latency.cameraToEncoderMax
+            progress.cameraToFile = latency.cameraToPacketMax
             if let start = windowStartPTS, let last = lastPTS, last > start, windowFrames > 0 {
                 progress.recentFrameRate = Double(windowFrames) / (Double(last - start) / 1e6)
                 windowFrames = 0
@@ -832,7 +840,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                 let forceKeyframe = sink.needsKeyframe(at: pts) || waitingForKeyframe
                 waitingForKeyframe = false
                 let cpuBefore = Self.threadCPU()
-                latency.frameIn()
+                latency.frameIn(sensorNanoseconds: frame.timestampNanoseconds)
                 let packets: [EncodedPacket]
                 do {
                     packets = try made.encode(frame, ptsMicroseconds: pts, keyframe: forceKeyframe)

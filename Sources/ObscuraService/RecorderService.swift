@@ -49,6 +49,9 @@ public struct ServiceStatus: Sendable, Codable, Equatable {
     /// Frame in to packet out of the video encoder (mean, seconds), and the
     /// frames inside it now.
     public var encoderLatencySeconds = 0.0
+    /// The longest time, over the last half second, from a frame's sensor
+    /// timestamp to its packet being handed to the file.
+    public var cameraToFileSeconds = 0.0
     public var framesInEncoder = 0
     /// Recordings ended by a failure (finalized all the same).
     public var recordingsFailed = 0
@@ -448,7 +451,8 @@ public actor RecorderService {
         }
         let step: RecordingPace.Step?
         do {
-            step = try follower.follow(frames: status.frames, dropped: status.droppedFrames, device: device, movie: movie)
+            step = try follower.follow(frames: status.frames, dropped: status.droppedFrames, delay: .milliseconds(Int64(status.cameraToFileSeconds * 1000)),
+                                       device: device, movie: movie)
         } catch {
             pace = follower
             logger.warning("camera \(device.uniqueID): cannot set another frame rate: \(error)")
@@ -741,6 +745,7 @@ public actor RecorderService {
         status.frames = p.frames
         status.framesPerSecond = p.recentFrameRate
         status.encoderLatencySeconds = p.encoderLatency.seconds
+        status.cameraToFileSeconds = p.cameraToFile.seconds
         status.framesInEncoder = p.framesInEncoder
         status.skippedFramesTotal = p.skippedFrames
     }

@@ -258,10 +258,11 @@ struct RecordCommand: AsyncParsableCommand {
             case .segmentFinished(let path):
                 Log.note("segment finished: \(path)")
             case .progress(let p):
-                Log.status(String(format: "recording %.1f s, %d frames, %d KiB, %.1f fps, dropped %d",
-                                  p.duration.seconds, p.frames, p.bytes / 1024, p.frameRate, p.droppedFrames))
+                Log.status(String(format: "recording %.1f s, %d frames, %d KiB, %.1f fps, dropped %d, camera to file ≤ %.2f s (to the encoder %.2f s)",
+                                  p.duration.seconds, p.frames, p.bytes / 1024, p.frameRate, p.droppedFrames,
+                                  p.cameraToFile.seconds, p.cameraToEncoder.seconds))
                 do {
-                    switch try pace.follow(frames: p.frames, dropped: p.droppedFrames, device: device, movie: movie) {
+                    switch try pace.follow(frames: p.frames, dropped: p.droppedFrames, delay: p.cameraToFile, device: device, movie: movie) {
                     case .down(let said)?, .up(let said)?: Log.note(said)
                     case nil: break
                     }
