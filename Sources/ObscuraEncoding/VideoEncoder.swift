@@ -60,15 +60,16 @@ public struct VideoEncoderSettings: Sendable, Equatable {
         self.maxDelay = maxDelay
     }
 
-    /// Frames the encoder may hold under `maxDelay` at the nominal rate, and
-    /// never more than one: a camera that runs slower than it says, or a
-    /// recorder starved of CPU, hands the encoder frames far apart, and each
-    /// frame held is then a whole interval that a power cut loses (three
-    /// frames of a nominal 30 fps were two seconds at the 1.5 fps a starved
-    /// board gave). One frame keeps variable-rate timing; x264 then works
-    /// with threads over slices of a frame rather than over frames.
+    /// Frames the encoder may hold when its delay is bounded: none. A camera
+    /// that runs slower than it says, or a recorder starved of CPU, hands the
+    /// encoder frames far apart, and each frame held is then a whole interval
+    /// that a power cut loses (three frames of a nominal 30 fps were two
+    /// seconds at the 1.5 fps a starved board gave; one frame still a second
+    /// at 1 fps). x264 then works with threads over slices of a frame rather
+    /// than over frames, and times its rate control by the nominal rate
+    /// (`force-cfr`); the file keeps the camera's timestamps.
     public var maxHeldFrames: Int? {
-        maxDelay.map { min(1, max(0, Int(($0 * frameRate + 1e-9).rounded(.down)))) }
+        maxDelay == nil ? nil : 0
     }
 }
 
