@@ -567,7 +567,7 @@ public enum VideoEncoders {
                     let encoder = try LibavVideoEncoder(settings: settings, input: frame.format, copies: copies)
                     let why = "software encoder \(encoder.name) (libavcodec)"
                         + (declined.isEmpty ? "" : "; " + declined.joined(separator: "; "))
-                        + (encoder.heldFramesBound.map { "; it holds at most \($0) frame\($0 == 1 ? "" : "s")" } ?? "")
+                        + (encoder.heldFramesBound.map { $0 == 0 ? "; it holds no frame back" : "; it holds at most \($0) frame\($0 == 1 ? "" : "s")" } ?? "")
                     return (encoder, why)
                 } catch {
                     declined.append("software: \(error)")
