@@ -36,6 +36,26 @@ import TestSupport
         #expect(l.mean == .milliseconds(5) && l.framesInside == 0)
     }
 
+    /// The delay from the camera is read from the frame's sensor timestamp
+    /// (CLOCK_MONOTONIC): to the encoder when it goes in, to the file when its
+    /// packet comes out; the longest of each window, zero after an empty one.
+    @Test func theDelayFromTheCameraIsTheLongestOfTheWindow() {
+        var l = EncoderLatency()
+        let s: UInt64 = 10_000_000_000
+        l.frameIn(sensorNanoseconds: s, monotonicNow: s + 40_000_000)                  // 40 ms to the encoder
+        l.frameIn(sensorNanoseconds: s + 500_000_000, monotonicNow: s + 620_000_000)  // 120 ms
+        l.packetsOut(1, monotonicNow: s + 300_000_000)                                 // 300 ms to the file
+        l.packetsOut(1, monotonicNow: s + 700_000_000)                                 // 200 ms
+        l.closeWindow()
+        #expect(l.cameraToEncoderMax == .milliseconds(120))
+        #expect(l.cameraToPacketMax == .milliseconds(300))
+        // A frame without a timestamp says nothing; an empty window is zero.
+        l.frameIn(sensorNanoseconds: 0, monotonicNow: s + 900_000_000)
+        l.packetsOut(1, monotonicNow: s + 950_000_000)
+        l.closeWindow()
+        #expect(l.cameraToEncoderMax == .zero && l.cameraToPacketMax == .zero)
+    }
+
     @Test func theTextFormatEscapesLabelsAndSpellsNumbersAsPrometheusReadsThem() {
         var m = MetricsText()
         m.add("x_total", .counter, "A help\nwith a newline and a \\.", [([("error", "cannot open \"/dev/video0\"\nC:\\path")], 3)])
