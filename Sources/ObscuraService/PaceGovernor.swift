@@ -23,18 +23,12 @@ struct PaceGovernor: Sendable, Equatable {
     /// Windows behind in a row before stepping down, and steady ones before stepping up.
     static let windowsToStepDown = 2
     static let windowsToStepUp = 15
-    /// Longer than this from a frame's sensor timestamp to its packet being
-    /// handed to the file is "behind" too, drops or not: what a power cut
-    /// loses is that delay plus the storage's sync, and the promise is a
-    /// second. (A starved board encodes every frame it takes, late.)
-    static let delayBound: Duration = .milliseconds(500)
     /// A step down goes at least this far (and to what was kept up with);
     /// a step up goes back by the same factor.
     static let stepFactor = 0.75
 
     enum Step: Sendable, Equatable {
         case down(from: Double, to: Double, dropped: Int, of: Int)
-        case downForDelay(from: Double, to: Double, delay: Duration)
         case up(from: Double, to: Double)
     }
 
@@ -47,15 +41,16 @@ struct PaceGovernor: Sendable, Equatable {
     /// Whether the rate is below the configured one.
     var steppedDown: Bool { rate < nominal }
 
-    /// One window's figures: frames that went into the file, frames the
-    /// recorder's queue dropped, and the longest delay from the camera to the
-    /// file. Returns the step to take, if any.
-    mutating func window(recorded: Int, dropped: Int, delay: Duration = .zero) -> Step? {
+    /// One window's figures: frames that went into the file and frames the
+    /// recorder's queue dropped. Returns the step to take, if any. (How late
+    /// frames reach the file is not a reason: the queue in front of the
+    /// encoder is bounded in time and drops what would wait longer, and a
+    /// lower rate does not make one frame's encoding or the storage's sync
+    /// any faster.)
+    mutating func window(recorded: Int, dropped: Int) -> Step? {
         let offered = recorded + dropped
         guard offered > 0 else { return nil }
-        let dropping = Double(dropped) > Self.behindShare * Double(offered)
-        let late = delay > Self.delayBound
-        if dropping || late {
+        if Double(dropped) > Self.behindShare * Double(offered) {
             steadyWindows = 0
             behindWindows += 1
             guard behindWindows >= Self.windowsToStepDown, rate > lowest else { return nil }
@@ -65,8 +60,7 @@ struct PaceGovernor: Sendable, Equatable {
             let next = max(lowest, min(rate * Self.stepFactor, keptUp).rounded(.down))
             guard next < rate else { return nil }
             defer { rate = next }
-            return dropping ? .down(from: rate, to: next, dropped: dropped, of: offered)
-                : .downForDelay(from: rate, to: next, delay: delay)
+            return .down(from: rate, to: next, dropped: dropped, of: offered)
         }
         behindWindows = 0
         guard dropped == 0 else { return nil }

@@ -451,8 +451,7 @@ public actor RecorderService {
         }
         let step: RecordingPace.Step?
         do {
-            step = try follower.follow(frames: status.frames, dropped: status.droppedFrames, delay: .milliseconds(Int64(status.cameraToFileSeconds * 1000)),
-                                       device: device, movie: movie)
+            step = try follower.follow(frames: status.frames, dropped: status.droppedFrames, device: device, movie: movie)
         } catch {
             pace = follower
             logger.warning("camera \(device.uniqueID): cannot set another frame rate: \(error)")

@@ -1,4 +1,3 @@
-import Foundation
 import ObscuraCapture
 import ObscuraRecording
 
@@ -36,13 +35,12 @@ public struct RecordingPace: Sendable {
     /// One window: the recording's totals so far. A step is applied to the
     /// camera or the movie output before it is returned; a camera that
     /// refuses the rate throws (naming the call), and nothing changes.
-    public mutating func follow(frames: Int, dropped: Int, delay: Duration = .zero,
-                                device: CaptureDevice, movie: MovieFileOutput) throws -> Step? {
+    public mutating func follow(frames: Int, dropped: Int, device: CaptureDevice, movie: MovieFileOutput) throws -> Step? {
         let now = (frames: frames, dropped: dropped)
         defer { seen = now }
         guard let before = seen, now.frames >= before.frames, now.dropped >= before.dropped else { return nil }
         var next = governor
-        guard let step = next.window(recorded: now.frames - before.frames, dropped: now.dropped - before.dropped, delay: delay) else {
+        guard let step = next.window(recorded: now.frames - before.frames, dropped: now.dropped - before.dropped) else {
             governor = next
             return nil
         }
@@ -58,10 +56,6 @@ public struct RecordingPace: Sendable {
         switch step {
         case .down(let from, let to, let dropped, let offered):
             return .down("the recorder is behind its camera (\(dropped) of \(offered) frames dropped): \(who) down from \(Self.fps(from)) to \(Self.fps(to)) fps")
-        case .downForDelay(let from, let to, let delay):
-            return .down(String(format: "the recorder is behind its camera (frames reach the file %.2f s after the camera took them, over %.2f s): ",
-                                delay.seconds, PaceGovernor.delayBound.seconds)
-                         + "\(who) down from \(Self.fps(from)) to \(Self.fps(to)) fps")
         case .up(let from, let to):
             return .up("the recorder keeps up: \(who) up from \(Self.fps(from)) to \(Self.fps(to)) fps (configured \(Self.fps(next.nominal)))")
         }

@@ -262,7 +262,7 @@ struct RecordCommand: AsyncParsableCommand {
                                   p.duration.seconds, p.frames, p.bytes / 1024, p.frameRate, p.droppedFrames,
                                   p.cameraToFile.seconds, p.cameraToEncoder.seconds))
                 do {
-                    switch try pace.follow(frames: p.frames, dropped: p.droppedFrames, delay: p.cameraToFile, device: device, movie: movie) {
+                    switch try pace.follow(frames: p.frames, dropped: p.droppedFrames, device: device, movie: movie) {
                     case .down(let said)?, .up(let said)?: Log.note(said)
                     case nil: break
                     }

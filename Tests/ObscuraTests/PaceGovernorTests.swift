@@ -37,17 +37,4 @@ import Testing
         g.reset()
         #expect(g.rate == 10)
     }
-
-    /// A recorder that keeps every frame but hands it to the file late (a
-    /// starved board) is behind too: what a power cut loses grows with that
-    /// delay. It steps down and, once frames are prompt again, back up.
-    @Test func framesReachingTheFileLateStepTheRateDownWithoutAnyDrop() {
-        var g = PaceGovernor(nominal: 10, lowest: 1)
-        #expect(g.window(recorded: 10, dropped: 0, delay: .milliseconds(400)) == nil)
-        #expect(g.window(recorded: 10, dropped: 0, delay: .milliseconds(800)) == nil)
-        #expect(g.window(recorded: 10, dropped: 0, delay: .milliseconds(800)) == .downForDelay(from: 10, to: 7, delay: .milliseconds(800)))
-        // Prompt again: no further step; steady windows step back up.
-        for _ in 0..<14 { #expect(g.window(recorded: 7, dropped: 0, delay: .milliseconds(200)) == nil) }
-        #expect(g.window(recorded: 7, dropped: 0, delay: .milliseconds(200)) == .up(from: 7, to: 10))
-    }
 }
