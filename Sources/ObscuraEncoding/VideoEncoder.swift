@@ -39,10 +39,10 @@ public struct VideoEncoderSettings: Sendable, Equatable {
     public var globalHeader: Bool
     /// Encoder threads (0: the library decides).
     public var threads: Int
-    /// Most media time, in seconds, the encoder may hold back: frames it has
-    /// taken but not yet given back as packets (its frame threads, lookahead
-    /// and B-frames). What it holds is lost when the power goes, so a
-    /// recording bounds it; nil: whatever the preset and threads make it.
+    /// Whether the encoder's delay is bounded, and how tightly (seconds): set,
+    /// it holds no frame back (`maxHeldFrames`); nil: whatever its preset and
+    /// threads make it (frame threads, lookahead, B-frames). What it holds is
+    /// lost when the power goes, so a recording bounds it.
     public var maxDelay: Double?
 
     public init(codec: VideoCodec = .h264, size: PixelSize, frameRate: Double, averageBitRate: Int? = nil,

@@ -209,7 +209,8 @@ public final class MovieWriter {
     private var fragmentOpen = false
 
     private var guessedDuration: Int64 {
-        let interval = [nominalInterval, lastDuration].filter { $0 > 0 }.min() ?? 0 as Int64
+        let interval = nominalInterval > 0 && lastDuration > 0 ? min(nominalInterval, lastDuration)
+            : max(nominalInterval, lastDuration)
         return max(1, interval / 2)
     }
 

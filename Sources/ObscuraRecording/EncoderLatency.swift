@@ -10,8 +10,7 @@ import ObscuraSystem
 struct EncoderLatency: Sendable {
     /// When each frame still inside went in, oldest first, with its sensor
     /// timestamp (CLOCK_MONOTONIC, ns; 0: none).
-    private var entered: [ContinuousClock.Instant] = []
-    private var sensorTimes: [UInt64] = []
+    private var entered: [(at: ContinuousClock.Instant, sensor: UInt64)] = []
     /// The longest time from a frame's sensor timestamp to its going into
     /// the encoder (capture, the queue and the conversion before it), and to
     /// its packet coming out, over the last report window (zero: no frame).
@@ -33,13 +32,12 @@ struct EncoderLatency: Sendable {
 
     /// How long the oldest frame still inside has waited (zero when empty).
     func oldestWait(now: ContinuousClock.Instant = .now) -> Duration {
-        head < entered.count ? now - entered[head] : .zero
+        head < entered.count ? now - entered[head].at : .zero
     }
 
     mutating func frameIn(at now: ContinuousClock.Instant = .now, sensorNanoseconds: UInt64 = 0,
                           monotonicNow: UInt64 = Syscalls.monotonicNanoseconds()) {
-        entered.append(now)
-        sensorTimes.append(sensorNanoseconds)
+        entered.append((now, sensorNanoseconds))
         framesSincePacket += 1
         if sensorNanoseconds > 0, monotonicNow > sensorNanoseconds {
             windowCameraToEncoder = max(windowCameraToEncoder, .nanoseconds(Int64(monotonicNow - sensorNanoseconds)))
@@ -50,8 +48,8 @@ struct EncoderLatency: Sendable {
                              monotonicNow: UInt64 = Syscalls.monotonicNanoseconds()) {
         if n > 0 { framesSincePacket = 0 }
         for _ in 0..<min(n, framesInside) {
-            let latency = now - entered[head]
-            let sensor = sensorTimes[head]
+            let latency = now - entered[head].at
+            let sensor = entered[head].sensor
             if sensor > 0, monotonicNow > sensor {
                 windowCameraToPacket = max(windowCameraToPacket, .nanoseconds(Int64(monotonicNow - sensor)))
             }
@@ -63,7 +61,6 @@ struct EncoderLatency: Sendable {
         // Drop what was consumed once it is half the array.
         if head > 64 && head * 2 > entered.count {
             entered.removeFirst(head)
-            sensorTimes.removeFirst(head)
             head = 0
         }
     }
