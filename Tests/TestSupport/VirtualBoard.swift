@@ -40,7 +40,14 @@ public enum VirtualBoard {
     public static var isAvailable: Bool { unavailableReason == nil }
 
     /// Runs `command` (through `sh -c`) in the package root on the board.
+    /// With OBSCURA_BOARD_LOGS set to a folder, each run's whole output is
+    /// kept there too (a failed expectation's message may show only part).
     public static func run(_ command: String, timeout: Int = 240, options: [String] = []) throws -> ProcessResult {
-        try runProgram(runner, ["--timeout", String(timeout)] + options + ["--", "sh", "-c", command], cwd: packageRoot)
+        let result = try runProgram(runner, ["--timeout", String(timeout)] + options + ["--", "sh", "-c", command], cwd: packageRoot)
+        if let logs = ProcessInfo.processInfo.environment["OBSCURA_BOARD_LOGS"], !logs.isEmpty {
+            let name = "\(logs)/board-\(getpid())-\(Int(Date().timeIntervalSince1970)).log"
+            try? (result.stdout + "\n--- stderr ---\n" + result.stderr).write(toFile: name, atomically: true, encoding: .utf8)
+        }
+        return result
     }
 }
