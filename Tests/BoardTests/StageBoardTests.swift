@@ -14,24 +14,30 @@ extension VirtualBoardTests {
     @Test func aCameraThatVanishesMidRecordingGoesOnInANewFileWhenItIsBack() throws {
         let least = 5  // a few frames prove the path ran; no rate is assumed
         let result = try VirtualBoard.run("""
+            . board/virtual/waiting.sh
             rec=/var/lib/obscura/recordings
             frames() { ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$1" 2>/dev/null; }
             partial_frames() { n=0; for p in /var/lib/obscura/incoming/*.partial; do [ -e "$p" ] && n=$(frames "$p"); done; echo "${n:-0}"; }
             obscura ctl record start > /dev/null
-            for i in $(seq 120); do [ "$(partial_frames)" -ge \(least) ] 2>/dev/null && break; sleep 0.5; done
+            some() { [ "$(partial_frames)" -ge \(least) ] 2>/dev/null; }
+            wait_for 120 "\(least) frames recorded" some
             echo "unbind uptime=$(cut -d' ' -f1 /proc/uptime)"
             echo vimc.0 > /sys/bus/platform/drivers/vimc/unbind
-            for i in $(seq 100); do journalctl -u obscura | grep -q "recording finished" && break; sleep 0.2; done
+            ended() { journalctl -u obscura | grep -q "recording finished"; }
+            wait_for 60 "the recording to finish" ended
             echo "gone-state=$(obscura status | grep '^state:') active=$(systemctl is-active obscura)"
             sleep 2
             echo "bind uptime=$(cut -d' ' -f1 /proc/uptime)"
             echo vimc.0 > /sys/bus/platform/drivers/vimc/bind
             udevadm settle --timeout 60
             echo "settled uptime=$(cut -d' ' -f1 /proc/uptime)"
-            for i in $(seq 150); do journalctl -u obscura | grep -q "recording goes on after" && break; sleep 0.2; done
-            for i in $(seq 120); do [ "$(partial_frames)" -ge \(least) ] 2>/dev/null && break; sleep 0.5; done
+            went_on() { journalctl -u obscura | grep -q "recording goes on after"; }
+            wait_for 120 "the journal to say the recording goes on" went_on
+            some() { [ "$(partial_frames)" -ge \(least) ] 2>/dev/null; }
+            wait_for 120 "\(least) frames recorded" some
             obscura ctl record stop > /dev/null
-            for i in $(seq 100); do [ "$(journalctl -u obscura | grep -c 'recording finished')" -ge 2 ] && break; sleep 0.2; done
+            two_ended() { [ "$(journalctl -u obscura | grep -c 'recording finished')" -ge 2 ]; }
+            wait_for 60 "the second recording to finish" two_ended
             echo "active=$(systemctl is-active obscura) restarts=$(systemctl show -p NRestarts --value obscura)"
             for f in $rec/*.mp4; do echo "file=$(basename $f) frames=$(frames $f)"; done
             grep -E '^obscura_(stage_restarts_total|stage_gap_seconds_total|recordings_failed_total)' /run/obscura-metrics/obscura.prom | sed 's/^/metric: /'
@@ -41,6 +47,7 @@ extension VirtualBoardTests {
             """, timeout: 300, options: ["--systemd"])
         let out = result.stdout
         let lines = out.split(separator: "\n").map(String.init)
+        #expect(!out.contains("gave up after"), "\(out)\(result.stderr)")
         func number(after prefix: String) -> Double? {
             lines.first { $0.hasPrefix(prefix) }.flatMap { Double($0.dropFirst(prefix.count)) }
         }
@@ -110,6 +117,7 @@ extension VirtualBoardTests {
     @Test func anEncoderThatVanishesMidRecordingGoesOnInANewFileWhenItIsBack() throws {
         let least = 5  // a few frames prove the path ran; no rate is assumed
         let result = try VirtualBoard.run("""
+            . board/virtual/waiting.sh
             rec=/var/lib/obscura/recordings
             frames() { obscura status --json | sed -n 's/.*"frames":\\([0-9]*\\).*/\\1/p'; }
             sed -i '/^\\[recording\\]/,/^\\[/ s/^codec = .*/codec = "fwht"/' /etc/obscura/obscura.toml
@@ -118,11 +126,13 @@ extension VirtualBoardTests {
             grep -E '^(codec|size)' /etc/obscura/obscura.toml | sed 's/^/config: /'
             systemctl restart obscura
             obscura ctl record start > /dev/null
-            for i in $(seq 120); do [ "$(frames)" -ge \(least) ] 2>/dev/null && break; sleep 0.5; done
+            some() { [ "$(frames)" -ge \(least) ] 2>/dev/null; }
+            wait_for 120 "\(least) frames recorded" some
             pdev=$(basename /sys/bus/platform/drivers/vicodec/vicodec*)
             echo "unbind uptime=$(cut -d' ' -f1 /proc/uptime)"
             echo $pdev > /sys/bus/platform/drivers/vicodec/unbind
-            for i in $(seq 100); do journalctl -u obscura | grep -q "recording finished" && break; sleep 0.2; done
+            ended() { journalctl -u obscura | grep -q "recording finished"; }
+            wait_for 60 "the recording to finish" ended
             echo "gone-state=$(obscura status | grep '^state:') active=$(systemctl is-active obscura)"
             sleep 2
             echo "still-files=$(ls $rec/*.fwht | wc -l)"
@@ -130,10 +140,13 @@ extension VirtualBoardTests {
             echo $pdev > /sys/bus/platform/drivers/vicodec/bind
             udevadm settle --timeout 60
             echo "settled uptime=$(cut -d' ' -f1 /proc/uptime)"
-            for i in $(seq 150); do journalctl -u obscura | grep -q "recording goes on after" && break; sleep 0.2; done
-            for i in $(seq 120); do [ "$(frames)" -ge \(least) ] 2>/dev/null && break; sleep 0.5; done
+            went_on() { journalctl -u obscura | grep -q "recording goes on after"; }
+            wait_for 120 "the journal to say the recording goes on" went_on
+            some() { [ "$(frames)" -ge \(least) ] 2>/dev/null; }
+            wait_for 120 "\(least) frames recorded" some
             obscura ctl record stop > /dev/null
-            for i in $(seq 100); do [ "$(journalctl -u obscura | grep -c 'recording finished')" -ge 2 ] && break; sleep 0.2; done
+            two_ended() { [ "$(journalctl -u obscura | grep -c 'recording finished')" -ge 2 ]; }
+            wait_for 60 "the second recording to finish" two_ended
             echo "active=$(systemctl is-active obscura) restarts=$(systemctl show -p NRestarts --value obscura)"
             for f in $rec/*.fwht; do
                 echo "file=$(basename $f) $(obscura decode --input $f --size 648x480 --pixel-format BG24 --output /tmp/d.rgb 2>&1 | grep '^decoded')"
@@ -146,6 +159,7 @@ extension VirtualBoardTests {
             """, timeout: 300, options: ["--systemd"])
         let out = result.stdout
         let lines = out.split(separator: "\n").map(String.init)
+        #expect(!out.contains("gave up after"), "\(out)\(result.stderr)")
         func number(after prefix: String) -> Double? {
             lines.first { $0.hasPrefix(prefix) }.flatMap { Double($0.dropFirst(prefix.count)) }
         }
