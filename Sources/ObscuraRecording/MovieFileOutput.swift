@@ -295,6 +295,9 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
         var paused = false
         var cameraLost = false
         var progress = RecordingProgress()
+        /// When the recording's call into its storage (a write, the
+        /// trailer, a free-space question) began; nil outside one.
+        var storageCallSince: ContinuousClock.Instant?
         /// Pre-recording: what it keeps, the task filling the buffer, and
         /// whether that task should hand its encoder and buffer over.
         var preRecord: PreRecordArm?
@@ -567,6 +570,18 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
         queue.wake()
     }
     public var progress: RecordingProgress { state.withLock { $0.progress } }
+    /// How long the recording has been inside one call into its storage
+    /// (nil: not in one). A drive that hangs or a card that stalls holds the
+    /// recording there: it is waiting, not wedged, and goes on when the call returns.
+    public var storageWait: Duration? { state.withLock { s in s.storageCallSince.map { .now - $0 } } }
+
+    /// A call into the recording's storage, marked for `storageWait`.
+    private func onStorage<T>(_ call: () throws -> T) rethrows -> T {
+        let began = ContinuousClock.now
+        state.withLock { $0.storageCallSince = began }
+        defer { state.withLock { $0.storageCallSince = nil } }
+        return try call()
+    }
 
     /// Starts recording to `path` (.mp4, .mov or .mkv). Events arrive on the
     /// returned stream, which ends after `.finished`.
@@ -749,7 +764,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
         /// Writes packets; says what the file stage did.
         func write(_ packets: [EncodedPacket], _ made: any VideoEncoder) throws {
             defer { report() }
-            for packet in packets { try sink.write(packet, video: made.codecParameters, timeline: timeline) }
+            try onStorage { for packet in packets { try sink.write(packet, video: made.codecParameters, timeline: timeline) } }
         }
         func report() {
             if opened {
@@ -854,7 +869,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                                        + String(format: " (%.1f s)", latency.oldestWait().seconds))
                 }
                 try write(packets, made)
-                try sink.takeSound(timeline)
+                try onStorage { try sink.takeSound(timeline) }
                 guard sink.isOpen else { continue }
                 progress.duration = .microseconds(pts - sink.fileBase)
                 progress.bytes = sink.bytes
@@ -862,7 +877,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                     reason = .maximumFileSizeReached
                     break loop
                 }
-                if sink.frames % 15 == 0, let free = Self.freeSpace(directory), free < minFreeDiskSpace {
+                if sink.frames % 15 == 0, let free = onStorage({ Self.freeSpace(directory) }), free < minFreeDiskSpace {
                     reason = .diskFull
                     break loop
                 }
@@ -904,7 +919,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                    sink.audio != nil, timeline.lastPTS >= 0, let last = timeline.sensorTime(pts: timeline.lastPTS) {
                     await waitForSound(until: last &+ timeline.lastInterval, atMost: .milliseconds(250))
                 }
-                try sink.finish(timeline)
+                try onStorage { try sink.finish(timeline) }
             } catch {
                 if reason == .stopped || reason == .maximumDurationReached {
                     reason = Self.isDiskFull(error) ? .diskFull : .error("\(error)")

@@ -1097,8 +1097,16 @@ public actor RecorderService {
             // restarts the service, which records to the SD card).
             let waitingOnDrive = recording && recordingOnDrive && driveSilenceReported
                 && driveProbe.map { ContinuousClock.now - $0.since < Self.driveHangGrace } == true
-            let wedge = waitingOnDrive ? nil : liveness.look(written: recording ? movie?.progress.frames ?? 0 : nil,
-                                                             delivered: session?.deliveredFrameCount ?? 0, now: .now)
+            // Nor is one whose writer is inside a call into its storage (a
+            // write, a sync) that has not returned yet: a drive going away
+            // or a card that stalls, while the free-space question may still
+            // be answered from the kernel's cache.
+            let storageWait = recording ? movie?.storageWait : nil
+            let waitingOnStorage = storageWait.map { $0 < Self.driveHangGrace } == true
+            reportStorageWait(storageWait)
+            let waiting = waitingOnDrive || waitingOnStorage
+            let wedge = liveness.look(written: recording && !waiting ? movie?.progress.frames ?? 0 : nil,
+                                      delivered: session?.deliveredFrameCount ?? 0, now: .now)
             if let wedge {
                 logger.error("the recording has not advanced for \(wedge.stalled) while the camera delivered \(wedge.delivered) frames; no watchdog keep-alive")
             } else {
@@ -1113,6 +1121,20 @@ public actor RecorderService {
             await writeMetrics()
         }
     }
+
+    /// Says once when a recording has been held inside a call into its
+    /// storage for more than `storageWaitReported`, and when it goes on.
+    private func reportStorageWait(_ wait: Duration?) {
+        if let wait, wait >= Self.storageWaitReported, !storageWaitReportedOnce {
+            storageWaitReportedOnce = true
+            logger.warning("the recording has waited \(String(format: "%.1f", wait.seconds)) s on its storage (a write or sync that has not returned); it goes on when the storage answers")
+        } else if wait == nil, storageWaitReportedOnce {
+            storageWaitReportedOnce = false
+            logger.notice("the recording's storage answers again")
+        }
+    }
+    private var storageWaitReportedOnce = false
+    static let storageWaitReported: Duration = .seconds(5)
 
     /// Once the clock is known to be right: wall-clock names from now on, and
     /// this boot's files named before it renamed (also those finished later,

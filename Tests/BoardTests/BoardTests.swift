@@ -80,7 +80,8 @@ extension VirtualBoardTests {
         let result = try VirtualBoard.run("""
             \(obscura) gpio watch --chip obscura-sim --line record-button --count 2 --timeout 60 > watch.out 2>&1 &
             watcher=$!
-            for i in $(seq 100); do grep -q ready watch.out && break; sleep 0.1; done
+            . board/virtual/waiting.sh
+            watching() { grep -q ready watch.out; }; wait_for 60 "the watcher to hold the line" watching
             gpio-sim press record-button; sleep 0.3; gpio-sim release record-button
             wait $watcher; status=$?
             cat watch.out; rm -f watch.out; exit $status
@@ -115,7 +116,8 @@ extension VirtualBoardTests {
             export PATH=$PATH:$(pwd)/board/virtual
             .build/debug/obscura gpio button --chip obscura-sim --line photo-button --count 12 --timeout 120 > b.out 2>&1 &
             p=$!
-            for i in $(seq 200); do grep -q ready b.out && break; sleep 0.1; done
+            . board/virtual/waiting.sh
+            button_ready() { grep -q ready b.out; }; wait_for 60 "the button to hold its line" button_ready
             for i in $(seq 5); do gpio-sim glitch photo-button; sleep 0.1; done
             for i in $(seq 12); do
                 gpio-sim chatter photo-button 1 $((RANDOM % 6)); sleep 0.1
@@ -138,7 +140,8 @@ extension VirtualBoardTests {
             export PATH=$PATH:$(pwd)/board/virtual
             .build/debug/obscura gpio button --chip obscura-sim --line record-button --count 2 --long-press 3000 --timeout 120 > b.out 2>&1 &
             p=$!
-            for i in $(seq 200); do grep -q ready b.out && break; sleep 0.1; done
+            . board/virtual/waiting.sh
+            button_ready() { grep -q ready b.out; }; wait_for 60 "the button to hold its line" button_ready
             gpio-sim press record-button; sleep 5; gpio-sim release record-button
             sleep 0.5
             gpio-sim press record-button; sleep 0.1; gpio-sim release record-button
@@ -162,7 +165,8 @@ extension VirtualBoardTests {
             export PATH=$PATH:$(pwd)/board/virtual
             \(check) obscura-sim flash-button flash-led 150 10 > c.out 2>&1 &
             p=$!
-            for i in $(seq 200); do grep -q ready c.out && break; sleep 0.1; done
+            . board/virtual/waiting.sh
+            shim_ready() { grep -q ready c.out; }; wait_for 60 "the shim to hold its lines" shim_ready
             echo "led=$(gpio-sim get flash-led)"
             for i in $(seq 3); do gpio-sim glitch flash-button; sleep 0.1; done
             for i in $(seq 10); do

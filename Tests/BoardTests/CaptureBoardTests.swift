@@ -94,7 +94,8 @@ extension VirtualBoardTests {
         let result = try VirtualBoard.run("""
             \(obscura) stream --duration 14 --preset vga640x480 > s.out 2>&1 &
             p=$!
-            for i in $(seq 100); do grep -q didStartRunning s.out && break; sleep 0.1; done
+            . board/virtual/waiting.sh
+            running() { grep -q didStartRunning s.out; }; wait_for 60 "the stream to start running" running
             sleep 2
             echo "unbind uptime=$(cut -d' ' -f1 /proc/uptime)"
             echo vimc.0 > /sys/bus/platform/drivers/vimc/unbind

@@ -31,7 +31,8 @@ extension VirtualBoardTests {
             sed -n '/^\\[usb\\]/,$ p' /etc/obscura/obscura.toml | grep -v '^#' | sed 's/^/config: /'
             sed -i 's/^#* *segment_seconds = .*/segment_seconds = 2/' /etc/obscura/obscura.toml
             systemctl restart obscura
-            for i in $(seq 40); do obscura status | grep -q '^storage usb: /media' && break; sleep 0.5; done
+            drive_seen() { obscura status | grep -q '^storage usb: /media'; }
+            wait_for 120 "the service to see the drive" drive_seen
             obscura status | grep '^storage' | sed 's/^/before: /'
             obscura ctl record start | sed 's/^/start: /'
             two_on_drive() { [ "$(ls $drive/*.sha256 2>/dev/null | wc -l)" -ge 2 ]; }
@@ -47,12 +48,13 @@ extension VirtualBoardTests {
             wait_for 60 "the journal to say the recording goes on on the SD card" failed_over
             # (The service's count: an ffprobe per try would take seconds
             # each on a slow board. The files are read back below.)
-            on_sd() { obscura status | grep -q "^file: $sd/" \
-                && [ "$(obscura status | sed -n 's/^frames: \\([0-9]*\\) .*/\\1/p')" -ge \(least) ] 2>/dev/null; }
+            on_sd() { obscura status > /tmp/on-sd; grep -q "^file: $sd/" /tmp/on-sd \
+                && [ "$(sed -n 's/^frames: \\([0-9]*\\) .*/\\1/p' /tmp/on-sd)" -ge \(least) ] 2>/dev/null; }
             wait_for 120 "\(least) frames recorded on the SD card" on_sd
             echo "active=$(systemctl is-active obscura) restarts=$(systemctl show -p NRestarts --value obscura)"
             obscura ctl record stop > /dev/null
-            for i in $(seq 100); do ls $sd | grep -q sha256 && [ -z "$(ls /var/lib/obscura/incoming)" ] && break; sleep 0.2; done
+            sd_finished() { ls $sd | grep -q sha256 && [ -z "$(ls /var/lib/obscura/incoming)" ]; }
+            wait_for 120 "the SD card's recording finished" sd_finished
             for f in $sd/*.mp4; do echo "sd-file=$(basename $f) frames=$(frames $f)"; done
             (cd $sd && sha256sum -c *.sha256 | sed 's/^/sum: /')
             obscura status | sed 's/^/status: /'
@@ -219,7 +221,11 @@ extension VirtualBoardTests.DriveBoardTests {
         #expect(lines.contains { $0.hasPrefix("during: storage usb: /media/net/obscura/recordings, not answering for ") }, "\(out)")
         #expect(lines.contains { $0.hasPrefix("journal: obscura: usb.drive: /media/net/obscura/recordings has not answered for") }, "\(out)")
         #expect(lines.contains { $0.hasPrefix("journal: obscura: usb.drive: /media/net/obscura/recordings answers again") }, "\(out)")
-        // Not restarted, the recording went on and is whole.
+        // The recording's writes were held by the drive (at least ten seconds):
+        // said once, taken for waiting, not for a wedge. Not restarted, the
+        // recording went on and is whole.
+        #expect(lines.contains { $0.hasPrefix("journal: obscura: the recording has waited") && $0.contains("on its storage") }, "\(out)")
+        #expect(lines.contains("journal: obscura: the recording's storage answers again"), "\(out)")
         #expect(lines.contains("active=active restarts=0"), "\(out)")
         let files = lines.filter { $0.hasPrefix("file=") }
         #expect(files.count == 1, "\(out)")

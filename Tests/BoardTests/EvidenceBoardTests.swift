@@ -28,31 +28,28 @@ extension VirtualBoardTests {
             sed -i '/^\[overlay\]/,/^\[/ { s/^enabled = .*/enabled = true/; s/^text = .*/text = "Evidence"/ }' /etc/obscura/obscura.toml
             sed -n '/^\[encryption\]/,$ p' /etc/obscura/obscura.toml | grep -v '^#' | sed 's/^/config: /'
             systemctl restart obscura
-            for i in $(seq 40); do obscura status > /dev/null 2>&1 && break; sleep 0.5; done
+            . board/virtual/waiting.sh
+            answers() { obscura status > /dev/null 2>&1; }; wait_for 120 "the service to answer" answers
             # Segments, a photo, then a kill mid-recording: systemd restarts
             # the service, which keeps the interrupted file.
             obscura ctl record start | sed 's/^/start: /'
-            for i in $(seq 120); do [ "$(ls $rec/*.mp4.age.sha256 2>/dev/null | wc -l)" -ge 2 ] && break; sleep 0.5; done
+            two_sealed() { [ "$(ls $rec/*.mp4.age.sha256 2>/dev/null | wc -l)" -ge 2 ]; }; wait_for 180 "two finished encrypted segments" two_sealed
             obscura ctl photo | sed 's/^/photo: /'
-            for i in $(seq 100); do ls $photos/*.jpg.age.sha256 > /dev/null 2>&1 && break; sleep 0.2; done
+            photo_sealed() { ls $photos/*.jpg.age.sha256 > /dev/null 2>&1; }; wait_for 120 "the encrypted photo" photo_sealed
             obscura ctl record stop > /dev/null
-            for i in $(seq 100); do [ -z "$(ls $inc)" ] && break; sleep 0.2; done
+            incoming_empty() { [ -z "$(ls $inc)" ]; }; wait_for 120 "nothing left in the incoming folder" incoming_empty
             # One file, killed once it holds a few seconds of sealed chunks.
             sed -i 's/^segment_seconds = .*/segment_seconds = 0/' /etc/obscura/obscura.toml
             systemctl restart obscura
-            for i in $(seq 40); do obscura status > /dev/null 2>&1 && break; sleep 0.5; done
+            answers() { obscura status > /dev/null 2>&1; }; wait_for 120 "the service to answer" answers
             obscura ctl record start > /dev/null
-            for i in $(seq 600); do
-                size=0; for p in $inc/*.partial; do [ -e "$p" ] && size=$(stat -c %s "$p"); done
-                [ "$size" -ge 300000 ] && break; sleep 0.1
-            done
+            sealed_enough() { size=0; for p in $inc/*.partial; do [ -e "$p" ] && size=$(stat -c %s "$p"); done; [ "$size" -ge 300000 ]; }
+            wait_for 180 "300000 bytes in the encrypted recording" sealed_enough
             echo "killed-at=$size"
             systemctl kill -s KILL obscura
-            for i in $(seq 150); do
-                [ "$(systemctl show -p NRestarts --value obscura)" -ge 1 ] && [ "$(systemctl is-active obscura)" = active ] && break
-                sleep 0.2
-            done
-            for i in $(seq 100); do journalctl -u obscura | grep -q "recovered an interrupted encrypted recording" && break; sleep 0.2; done
+            restarted() { [ "$(systemctl show -p NRestarts --value obscura)" -ge 1 ] && [ "$(systemctl is-active obscura)" = active ]; }
+            wait_for 120 "systemd to restart the service" restarted
+            recovered() { journalctl -u obscura | grep -q "recovered an interrupted encrypted recording"; }; wait_for 120 "the interrupted recording recovered" recovered
             obscura ctl record stop > /dev/null 2>&1
             # Nothing on the device is plaintext: every file there begins as an
             # age file and holds no MP4 or JPEG/EXIF marker.
@@ -72,7 +69,7 @@ extension VirtualBoardTests {
             mkdir -p /run/sshd
             /usr/sbin/sshd -p 2222 -o ListenAddress=127.0.0.1 -o PidFile=$k/sshd.pid -h $k/hostkey -E $k/sshd.log
             echo "[127.0.0.1]:2222 $(cut -d' ' -f1,2 $k/hostkey.pub)" > $k/known_hosts
-            for i in $(seq 50); do [ -s $k/sshd.pid ] && break; sleep 0.1; done
+            sshd_up() { [ -s $k/sshd.pid ]; }; wait_for 60 "sshd to start" sshd_up
             obscura pull --port 2222 --identity $k/user --known-hosts $k/known_hosts --identity-file $k/identity.txt \
                 obscura-fetch@127.0.0.1 $k/dest > $k/pull.out 2> $k/pull.err; echo "pull-rc=$?"
             sed 's/^/pull: /' $k/pull.out $k/pull.err

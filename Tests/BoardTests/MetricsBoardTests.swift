@@ -41,7 +41,7 @@ extension VirtualBoardTests {
             obscura status | sed 's/^/status: /'
             obscura ctl record stop | sed 's/^/ctl: /'
             # The finished file's frame times: the camera's rate over the whole recording.
-            for i in $(seq 100); do [ -z "$(ls /var/lib/obscura/incoming)" ] && break; sleep 0.2; done
+            incoming_empty() { [ -z "$(ls /var/lib/obscura/incoming)" ]; }; wait_for 120 "nothing left in the incoming folder" incoming_empty
             f=$(ls -t /var/lib/obscura/recordings/*.mp4 | head -n 1)
             echo "file-pts=$(ffprobe -v error -select_streams v:0 -show_entries packet=pts_time -of csv=p=0 "$f" | tr '\n' ' ')"
             journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | sed 's/^/journal: /'

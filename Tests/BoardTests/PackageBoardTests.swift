@@ -31,21 +31,22 @@ struct PackageBoardTests {
             journalctl -u obscura -f -n all -o cat --no-pager | sed -u 's/^/journal: /' &
             sed -i 's/^board = .*/board = "virtual"/' /etc/obscura/obscura.toml
             systemctl restart obscura
-            for i in $(seq 300); do obscura status > /dev/null 2>&1 && break; sleep 0.2; done
+            . board/virtual/waiting.sh
+            answers() { obscura status > /dev/null 2>&1; }; wait_for 120 "the service to answer" answers
             echo "active=$(systemctl is-active obscura)"
             press() { gpio-sim press $1; sleep 0.15; gpio-sim release $1; }
             press record-button
-            for i in $(seq 300); do ls /var/lib/obscura/incoming/*.partial >/dev/null 2>&1 && break; sleep 0.1; done
+            recording_open() { ls /var/lib/obscura/incoming/*.partial >/dev/null 2>&1; }; wait_for 120 "the recording file to open" recording_open
             sleep 3
             press record-button
-            for i in $(seq 300); do journalctl -u obscura | grep -q "recording finished" && break; sleep 0.2; done
+            finished() { journalctl -u obscura | grep -q "recording finished"; }; wait_for 120 "the recording to finish" finished
             ssh-keygen -q -t ed25519 -N '' -f $k/hostkey
             ssh-keygen -q -t ed25519 -N '' -C puller@test -f $k/user
             obscura keys add $k/user.pub | sed 's/^/keys-add: /'
             mkdir -p /run/sshd
             /usr/sbin/sshd -p 2222 -o ListenAddress=127.0.0.1 -o PidFile=$k/sshd.pid -h $k/hostkey -E $k/sshd.log
             echo "[127.0.0.1]:2222 $(cut -d' ' -f1,2 $k/hostkey.pub)" > $k/known_hosts
-            for i in $(seq 50); do [ -s $k/sshd.pid ] && break; sleep 0.1; done
+            sshd_up() { [ -s $k/sshd.pid ]; }; wait_for 60 "sshd to start" sshd_up
             obscura pull --port 2222 --identity $k/user --known-hosts $k/known_hosts obscura-fetch@127.0.0.1 $k/dest > $k/out 2>&1
             echo "pull-rc=$?"; sed 's/^/pull: /' $k/out
             (cd $k/dest && sha256sum -c *.sha256) 2>&1 | sed 's/^/verify: /'

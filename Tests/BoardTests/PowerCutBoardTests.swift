@@ -8,9 +8,8 @@ extension VirtualBoardTests {
 /// moment with no sync): the filesystem is clean after every cut, and the
 /// recording loses at most one second, with vimc and with the test pattern
 /// at 10 and 30 fps, six cuts (BENCHMARKS.md has more). The fragments are synced as they complete:
-/// the disk sees the flushes. `Tests/run --slow` runs it with the board at
-/// half speed too, where the recorder is starved (not yet within the promise:
-/// BENCHMARKS.md), so the slow lane of `Tests/run` leaves it out.
+/// the disk sees the flushes. The slow lane of `Tests/run` runs it with the
+/// board at half speed too, where the recorder is starved: the same promise.
 @Suite struct PowerCutBoardTests {
     @Test func aPowerCutLosesAtMostOneSecondAndLeavesACleanFilesystem() throws {
         // The build the board tests run (the benchmark's own default is the release build).

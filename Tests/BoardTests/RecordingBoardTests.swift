@@ -63,7 +63,8 @@ extension VirtualBoardTests {
         let result = try VirtualBoard.run("""
             \(obscura) record --size 640x480 --duration 30 --output lost.mp4 > r.out 2> r.err &
             p=$!
-            for i in $(seq 100); do grep -q "encoder" r.err && break; sleep 0.1; done
+            . board/virtual/waiting.sh
+            encoding() { grep -q "encoder" r.err; }; wait_for 60 "the recorder to name its encoder" encoding
             sleep 2
             echo vimc.0 > /sys/bus/platform/drivers/vimc/unbind
             wait $p; echo "status=$?"

@@ -19,7 +19,9 @@ extension VirtualBoardTests {
             rec=/var/lib/obscura/recordings
             press() { gpio-sim press $1; sleep 0.15; gpio-sim release $1; }
             # Ceilings only: each wait ends at its event (a loaded board is slow).
-            finished() { for i in $(seq 300); do [ "$(journalctl -u obscura | grep -c 'recording finished')" -ge $1 ] && break; sleep 0.2; done; }
+            . board/virtual/waiting.sh
+            finished_n() { [ "$(journalctl -u obscura | grep -c 'recording finished')" -ge $1 ]; }
+            finished() { wait_for 120 "recording $1 to finish" finished_n $1; }
             ssh-keygen -q -t ed25519 -N '' -f $k/hostkey
             ssh-keygen -q -t ed25519 -N '' -C puller@test -f $k/user
             obscura keys add $k/user.pub | sed 's/^/keys-add: /'
@@ -30,15 +32,15 @@ extension VirtualBoardTests {
             echo "[127.0.0.1]:2222 $(cut -d' ' -f1,2 $k/hostkey.pub)" > $k/known_hosts
             S="-P 2222 -i $k/user -o IdentitiesOnly=yes -o UserKnownHostsFile=$k/known_hosts -o BatchMode=yes"
             pull() { obscura pull --port 2222 --identity $k/user --known-hosts $k/known_hosts "$@"; }
-            for i in $(seq 50); do [ -s $k/sshd.pid ] && break; sleep 0.1; done
+            sshd_up() { [ -s $k/sshd.pid ]; }; wait_for 60 "sshd to start" sshd_up
 
             # A finished recording, a photo, and a recording in progress.
             mark() { echo "mark: $(cut -d' ' -f1 /proc/uptime) $*"; }
             mark record; press record-button; sleep 4; mark stop; press record-button; finished 1
             mark photo; press photo-button
-            for i in $(seq 300); do ls /var/lib/obscura/photos/*.jpg.sha256 >/dev/null 2>&1 && break; sleep 0.2; done
+            photo_done() { ls /var/lib/obscura/photos/*.jpg.sha256 >/dev/null 2>&1; }; wait_for 120 "the photo" photo_done
             mark record; press record-button
-            for i in $(seq 600); do ls /var/lib/obscura/incoming/*.mp4.partial >/dev/null 2>&1 && break; sleep 0.1; done
+            recording_open() { ls /var/lib/obscura/incoming/*.mp4.partial >/dev/null 2>&1; }; wait_for 120 "the recording file to open" recording_open
             mark waited
             ls /var/lib/obscura/incoming | sed 's/^/incoming: /'
             printf 'ls -1a /\nls -1a /recordings\nls -1a /photos\n' | sftp -b - $S obscura-fetch@127.0.0.1 2>&1 | sed 's/^/view: /'
@@ -60,9 +62,8 @@ extension VirtualBoardTests {
             obscura pull --port 2222 --identity $k/user --known-hosts $k/known_hosts --limit-kbps 4000 \
                 obscura-fetch@127.0.0.1 $k/dest2 > /dev/null 2> $k/err3 &
             pp=$!
-            for i in $(seq 600); do
-                [ "$(stat -c %s $k/dest2/.obscura-pull/big.mkv.part 2>/dev/null || echo 0)" -gt 1000000 ] && break; sleep 0.05
-            done
+            part_arrived() { [ "$(stat -c %s $k/dest2/.obscura-pull/big.mkv.part 2>/dev/null || echo 0)" -gt 1000000 ]; }
+            wait_for 120 "a megabyte of the pull" part_arrived
             kill -INT $pp; wait $pp
             echo "interrupted-rc=$?"
             part=$(stat -c %s $k/dest2/.obscura-pull/big.mkv.part)
@@ -101,7 +102,7 @@ extension VirtualBoardTests {
             echo "install-rc=$? mode=$(stat -c %a $rec) mount=$(findmnt -n -o OPTIONS /srv/obscura/recordings | cut -d, -f1)"
             sed 's/^/install: /' $k/install.out
             kill -HUP $(cat $k/sshd.pid); sleep 1
-            for i in $(seq 100); do obscura status > /dev/null 2>&1 && break; sleep 0.2; done
+            answers() { obscura status > /dev/null 2>&1; }; wait_for 120 "the service to answer" answers
             head -c 1000 /dev/urandom > $rec/bogus.mkv
             echo "0000000000000000000000000000000000000000000000000000000000000000  bogus.mkv" > $rec/bogus.mkv.sha256
             chown obscura:obscura $rec/bogus.mkv*; chmod 640 $rec/bogus.mkv*

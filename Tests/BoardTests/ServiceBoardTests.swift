@@ -18,14 +18,15 @@ extension VirtualBoardTests {
             echo "led-recording=$(gpio-sim get record-led)"
             obscura status | sed 's/^/status: /'
             press record-button
-            for i in $(seq 100); do journalctl -u obscura | grep -q "recording finished" && break; sleep 0.2; done
+            . board/virtual/waiting.sh
+            finished() { journalctl -u obscura | grep -q "recording finished"; }; wait_for 120 "the recording to finish" finished
             echo "led-stopped=$(gpio-sim get record-led)"
             for f in $rec/*.mp4; do
                 echo "file=$f frames=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
                 echo "streams=$(ffprobe -v error -show_entries stream=codec_name,codec_type -of csv=p=0 $f | tr '\n' ' ')"
             done
             press photo-button
-            for i in $(seq 50); do ls /var/lib/obscura/photos/*.jpg >/dev/null 2>&1 && break; sleep 0.2; done
+            photo_done() { ls /var/lib/obscura/photos/*.jpg >/dev/null 2>&1; }; wait_for 120 "the photo" photo_done
             for f in /var/lib/obscura/photos/*.jpg; do
                 echo "photo=$f $(exiftool -s -s -s -Make -ImageSize $f | tr '\n' ' ')"
             done
@@ -40,7 +41,7 @@ extension VirtualBoardTests {
             sleep 3
             echo "usr1-$(obscura status | grep '^state:' | tr -d ' ')"
             systemctl kill --kill-whom=main -s USR1 obscura
-            for i in $(seq 100); do [ "$(journalctl -u obscura | grep -c 'recording finished')" -ge 2 ] && break; sleep 0.2; done
+            finished_twice() { [ "$(journalctl -u obscura | grep -c 'recording finished')" -ge 2 ]; }; wait_for 120 "the second recording to finish" finished_twice
             echo "usr1-again-$(obscura status | grep '^state:' | tr -d ' ')"
             # A kill in the middle of a recording: systemd restarts the service,
             # which recovers the interrupted file.
@@ -48,17 +49,15 @@ extension VirtualBoardTests {
             # seconds sit in the encoder's lookahead, however slow the camera.
             for f in $rec/*.mp4; do echo "pre-kill=$f"; done
             press record-button
-            for i in $(seq 120); do
+            on_disk() {
                 n=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 /var/lib/obscura/incoming/*.partial 2>/dev/null)
-                [ "${n:-0}" -ge 5 ] && break
-                sleep 0.5
-            done
+                [ "${n:-0}" -ge 5 ]
+            }
+            wait_for 180 "5 frames in the recording's file" on_disk
             echo "frames-on-disk-at-kill=$n"
             systemctl kill -s KILL obscura
-            for i in $(seq 150); do
-                [ "$(systemctl show -p NRestarts --value obscura)" -ge 1 ] && [ "$(systemctl is-active obscura)" = active ] && break
-                sleep 0.2
-            done
+            restarted() { [ "$(systemctl show -p NRestarts --value obscura)" -ge 1 ] && [ "$(systemctl is-active obscura)" = active ]; }
+            wait_for 120 "systemd to restart the service" restarted
             echo "restarts=$(systemctl show -p NRestarts --value obscura) active=$(systemctl is-active obscura)"
             for f in $rec/*.mp4; do
                 echo "after-kill=$f frames=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
@@ -130,12 +129,13 @@ extension VirtualBoardTests {
             export PATH=$PATH:$(pwd)/board/virtual
             sed -i 's/^enabled = false/enabled = true/' /etc/obscura/obscura.toml
             systemctl restart obscura
-            for i in $(seq 100); do obscura status 2>/dev/null | grep -q "^preview: showing" && break; sleep 0.3; done
+            . board/virtual/waiting.sh
+            showing() { obscura status 2>/dev/null | grep -q "^preview: showing"; }; wait_for 120 "the preview to show" showing
             obscura status | sed 's/^/status: /'
             gpio-sim press record-button; sleep 0.15; gpio-sim release record-button
             sleep 4
             gpio-sim press record-button; sleep 0.15; gpio-sim release record-button
-            for i in $(seq 100); do journalctl -u obscura | grep -q "recording finished" && break; sleep 0.2; done
+            finished() { journalctl -u obscura | grep -q "recording finished"; }; wait_for 120 "the recording to finish" finished
             for f in /var/lib/obscura/recordings/*.mp4; do
                 echo "file=$f frames=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
             done

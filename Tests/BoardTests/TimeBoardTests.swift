@@ -20,22 +20,24 @@ extension VirtualBoardTests {
             obscura status | grep '^clock:' | sed 's/^/before: /'
             start_up=$(uptime_s)
             obscura ctl record start > /dev/null
-            for i in $(seq 120); do
+            . board/virtual/waiting.sh
+            five_frames() {
                 p=$(ls /var/lib/obscura/incoming/*.partial 2>/dev/null | head -n 1)
-                [ -n "$p" ] && [ "$(frames "$p")" -ge 5 ] 2>/dev/null && break
-                sleep 0.5
-            done
+                [ -n "$p" ] && [ "$(frames "$p")" -ge 5 ] 2>/dev/null
+            }
+            wait_for 180 "5 frames in the recording's file" five_frames
             echo "partial=$(basename "$p")"
             # The clock is set: a step of 56 years in the middle of the recording.
             now=$(echo "$real + $(uptime_s) - $real_up" | bc -l 2>/dev/null || awk "BEGIN { printf \\"%.3f\\", $real + $(uptime_s) - $real_up }")
             date -s "@$now" > /dev/null
             mkdir -p /run/systemd/timesync && touch /run/systemd/timesync/synchronized
-            for i in $(seq 60); do obscura status | grep -q '^clock: synchronised' && break; sleep 0.5; done
+            synchronised() { obscura status | grep -q '^clock: synchronised'; }; wait_for 60 "the service to see the clock synchronised" synchronised
             obscura status | grep '^clock:' | sed 's/^/after: /'
             sleep 2
             stop_up=$(uptime_s)
             obscura ctl record stop > /dev/null
-            for i in $(seq 60); do ls $rec | grep -q '^obscura-boot-' || { ls $rec | grep -q '\\.sha256$' && break; }; sleep 0.5; done
+            renamed() { ! ls $rec | grep -q '^obscura-boot-' && ls $rec | grep -q '\\.sha256$'; }
+            wait_for 60 "the boot-named file renamed and finished" renamed
             # Where the boot name's second (when the service began the
             # recording) falls on the right clock.
             boot_s=$(echo "$p" | sed -E 's/.*obscura-boot-[0-9a-f]+-0*([0-9]+)-.*/\\1/')

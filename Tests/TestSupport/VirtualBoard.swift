@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// Runs commands on the virtual board (board/virtual/run) from tests.
 ///
@@ -42,10 +43,16 @@ public enum VirtualBoard {
     /// Runs `command` (through `sh -c`) in the package root on the board.
     /// With OBSCURA_BOARD_LOGS set to a folder, each run's whole output is
     /// kept there too (a failed expectation's message may show only part).
-    public static func run(_ command: String, timeout: Int = 240, options: [String] = []) throws -> ProcessResult {
+    /// A wait in the command that gave up (`board/virtual/waiting.sh`) fails
+    /// the test, naming what it waited for.
+    public static func run(_ command: String, timeout: Int = 240, options: [String] = [],
+                           sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessResult {
         let result = try runProgram(runner, ["--timeout", String(timeout)] + options + ["--", "sh", "-c", command], cwd: packageRoot)
+        for line in result.stdout.split(separator: "\n") where line.hasPrefix("gave up after") || line.hasPrefix("timed out waiting for") {
+            Issue.record("the board's wait \(line)", sourceLocation: sourceLocation)
+        }
         if let logs = ProcessInfo.processInfo.environment["OBSCURA_BOARD_LOGS"], !logs.isEmpty {
-            let name = "\(logs)/board-\(getpid())-\(Int(Date().timeIntervalSince1970)).log"
+            let name = "\(logs)/board-\(Int(Date().timeIntervalSince1970))-\(UUID().uuidString.prefix(8)).log"
             try? (result.stdout + "\n--- stderr ---\n" + result.stderr).write(toFile: name, atomically: true, encoding: .utf8)
         }
         return result
