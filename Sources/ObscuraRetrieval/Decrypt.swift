@@ -1,5 +1,7 @@
 import Foundation
 import ObscuraAge
+import ObscuraMuxing
+import ObscuraSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,40 +11,65 @@ import Glibc
 /// name beside the file and given its name only when the decryption went
 /// through, so a wrong identity or a damaged file leaves no partial
 /// plaintext behind. An interrupted recording (its file ends without age's
-/// last chunk) gives its complete chunks and is said to be interrupted.
+/// last chunk, or still named `.age.partial`) gives its complete chunks, cut
+/// back to the end of its last whole fragment or cluster (WholeFragments), so
+/// that no decoder meets a torn tail; it is said to be interrupted, and how
+/// much was cut.
 public enum Decryption {
     public struct Result: Sendable, Equatable {
         public var output: String
         public var decryption: AgeDecryption
+        /// An interrupted recording's whole part (nil: not interrupted, or
+        /// not a container whose fragments can be told).
+        public var whole: WholeFragments.Extent?
     }
 
-    /// The plaintext's name: the file's without `.age`.
+    /// The plaintext's name: the file's without `.age` (`x.mp4.age` →
+    /// `x.mp4`); an interrupted file keeps saying so (`x.mp4.age.partial` →
+    /// `x.mp4.partial`).
     public static func plainName(of path: String) -> String? {
-        path.lowercased().hasSuffix(".age") && path.count > 4 ? String(path.dropLast(4)) : nil
+        let lower = path.lowercased()
+        if lower.hasSuffix(".age.partial"), path.count > 12 { return String(path.dropLast(12)) + ".partial" }
+        return lower.hasSuffix(".age") && path.count > 4 ? String(path.dropLast(4)) : nil
     }
 
     /// Decrypts `path` next to itself. Throws `AgeError` naming the file.
     public static func decrypt(_ path: String, identities: [AgeIdentity]) throws(AgeError) -> Result {
-        guard let output = plainName(of: path) else { throw AgeError("\(path): not an .age file") }
+        guard let output = plainName(of: path) else { throw AgeError("\(path): not an encrypted file (its name ends in neither .age nor .age.partial)") }
         let name = (output as NSString).lastPathComponent
         let folder = (output as NSString).deletingLastPathComponent
         let temporary = (folder.isEmpty ? "." : folder) + "/." + name + ".decrypting"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let fd = open(temporary, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)  // read back for the cut
         guard fd >= 0 else { throw AgeError("cannot create \(temporary): \(String(cString: strerror(errno)))") }
         do {
             let result = try AgeDecryptor.decrypt(file: path, to: fd, identities: identities, truncated: .allowed)
+            let interrupted = result.truncated || output.hasSuffix(".partial")
+            let whole = interrupted ? try cutToWholeFragments(fd, temporary, size: result.plaintextBytes, output: output) : nil
             guard fsync(fd) == 0 else { throw AgeError("fsync of \(temporary) failed: \(String(cString: strerror(errno)))") }
             close(fd)
             guard rename(temporary, output) == 0 else {
                 throw AgeError("rename \(temporary) → \(output) failed: \(String(cString: strerror(errno)))")
             }
-            return Result(output: output, decryption: result)
+            return Result(output: output, decryption: result, whole: whole)
         } catch {
             close(fd)
             unlink(temporary)
             let said = (error as? AgeError)?.description ?? "\(error)"
             throw AgeError(said.hasPrefix(path) ? said : "\(path): \(said)")
         }
+    }
+
+    /// Cuts an interrupted recording's plaintext (open as `fd`, `size`
+    /// bytes) back to its last whole fragment or cluster; nil for a
+    /// container whose fragments cannot be told.
+    static func cutToWholeFragments(_ fd: Int32, _ temporary: String, size: Int64, output: String) throws -> WholeFragments.Extent? {
+        let named = output.hasSuffix(".partial") ? String(output.dropLast(8)) : output
+        guard let container = MovieContainer(path: named),
+              let extent = try WholeFragments.extent(of: container, size: size, read: { offset, count in
+                  try Syscalls.readAt(fd, offset: offset, count: count, path: temporary)
+              }) else { return nil }
+        if extent.tornBytes > 0 { try Syscalls.truncate(fd, to: extent.wholeBytes, path: temporary) }
+        return extent
     }
 
     /// Identities from an identity file (age-keygen's), errors naming it.
@@ -57,9 +84,23 @@ public enum Decryption {
     public static func describe(_ result: Result) -> String {
         let d = result.decryption
         let size = String(format: "%.1f MB", Double(d.plaintextBytes) / 1e6)
-        return d.truncated
-            ? "\(result.output): \(size) decrypted; the recording was interrupted (its file ends after \(d.chunks) complete chunks, without the last one), so it plays up to its last whole fragment"
-            : "\(result.output): \(size) decrypted"
+        var line = "\(result.output): \(size) decrypted"
+        if d.truncated {
+            line += "; the recording was interrupted (its file ends after \(d.chunks) complete chunks, without the last one)"
+        } else if result.whole != nil {
+            line += "; the recording was interrupted"
+        }
+        if let whole = result.whole {
+            let unit = result.output.lowercased().contains(".mkv") ? "cluster" : "fragment"
+            line += whole.fragments == 0
+                ? ", before its first whole \(unit) ended: it holds no frame"
+                : whole.tornBytes > 0
+                ? "; cut back to its last whole \(unit) (\(whole.fragments) whole), leaving out the torn \(whole.tornBytes) bytes after it"
+                : "; it ends at a whole \(unit) (\(whole.fragments) whole), nothing cut"
+        } else if d.truncated {
+            line += ", so it plays up to its last whole fragment"
+        }
+        return line
     }
 }
 

@@ -34,6 +34,31 @@ public enum Syscalls {
         }
     }
 
+    /// Reads up to `count` bytes at `offset` (fewer only at the end of the
+    /// file; short reads continued, EINTR retried).
+    public static func readAt(_ fd: Int32, offset: Int64, count: Int, path: String) throws(SystemError) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = bytes.withUnsafeMutableBytes { Glibc.pread(fd, $0.baseAddress! + done, $0.count - done, off_t(offset + Int64(done))) }
+            if n < 0 {
+                if Glibc.errno == EINTR { continue }
+                throw SystemError.errno("pread", path)
+            }
+            if n == 0 { break }
+            done += n
+        }
+        return Array(bytes[..<done])
+    }
+
+    /// Cuts the file open as `fd` to `length` bytes.
+    public static func truncate(_ fd: Int32, to length: Int64, path: String) throws(SystemError) {
+        while Glibc.ftruncate(fd, off_t(length)) != 0 {
+            if Glibc.errno == EINTR { continue }
+            throw SystemError.errno("ftruncate", path)
+        }
+    }
+
     /// Writes `bytes` to `temporary`, fsyncs it and renames it to `path`, so
     /// `path` is either absent, the old file, or the whole new one. The
     /// temporary must be on `path`'s filesystem; it is removed on failure.

@@ -194,22 +194,25 @@ struct DecryptCommand: ParsableCommand {
         named only when the decryption went through: a wrong identity or a \
         damaged file leaves no partial plaintext. A recording interrupted on the \
         device (killed, a power cut) ends without age's last chunk: its \
-        complete chunks are decrypted, it plays up to its last whole fragment, \
-        and that is said. `age -d -i KEY FILE.age > FILE` gives the same bytes \
-        and then reports the missing end. Exit status 1 when a file was not \
-        decrypted.
+        complete chunks are decrypted and cut back to the end of the last whole \
+        fragment (MP4, MOV) or cluster (MKV), so that no decoder meets a torn \
+        tail; how much was cut is said. FILE.age.partial, as a killed recorder \
+        left it, gives FILE.partial. `age -d -i KEY FILE.age > FILE` gives the \
+        complete chunks uncut (a decoder may then report the torn last \
+        fragment) and reports the missing end. Exit status 1 when a file was \
+        not decrypted.
 
         Example: obscura decrypt --identity-file ~/.config/obscura/key.txt ~/Recordings/*.age
         """)
 
     @Option(help: "An age identity file (age-keygen's).") var identityFile: String
-    @Argument(help: "Encrypted files (.age).") var files: [String]
+    @Argument(help: "Encrypted files (.age, or .age.partial: an interrupted recording as it was left).") var files: [String]
 
     func validate() throws {
         try Options.check {
             do { _ = try Decryption.identities(file: identityFile) } catch { throw UserFacingError("--identity-file: \(error)") }
             for file in files where Decryption.plainName(of: file) == nil {
-                throw UserFacingError("\(file): not an encrypted file (the name does not end in .age)")
+                throw UserFacingError("\(file): not an encrypted file (the name ends in neither .age nor .age.partial)")
             }
             if files.isEmpty { throw UserFacingError("name at least one .age file") }
         }
