@@ -100,6 +100,23 @@ public final class AgeEncryptor {
     /// Plaintext held, not yet in any chunk given back.
     public var heldBytes: Int { held.count }
 
+    /// Seals the held plaintext now, as a chunk that is not the last, when
+    /// it fills a whole chunk (else gives back nothing): the file then ends
+    /// exactly where the plaintext given so far ends, so a file cut off here
+    /// decrypts, with `age -d` too, to all of it. The caller promises more:
+    /// at least one byte of plaintext before `finish`, whose last chunk may
+    /// not be empty (`finishNeedsPlaintext`).
+    public func sealWholeHeldChunk() -> [UInt8] {
+        precondition(!finished, "AgeEncryptor.sealWholeHeldChunk after finish")
+        guard held.count == Age.chunkSize else { return [] }
+        defer { held.removeAll(keepingCapacity: true) }
+        return seal(held, last: false)
+    }
+
+    /// Whether `finish` now would seal an empty last chunk after others,
+    /// which age does not allow: plaintext must come first.
+    public var finishNeedsPlaintext: Bool { held.isEmpty && chunksSealed > 0 }
+
     private func seal(_ chunk: [UInt8], last: Bool) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: chunk.count + 16) { buffer, count in
             chunk.withUnsafeBytes { seal($0, last: last, into: UnsafeMutableRawBufferPointer(buffer)) }

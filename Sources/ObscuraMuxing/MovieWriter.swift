@@ -109,12 +109,19 @@ public final class MovieWriter {
     /// file: `age -d` with a matching identity gives the movie back); no
     /// plaintext of it ever reaches the storage. Needs fragments (MP4/MOV)
     /// or clusters (Matroska), since what is sealed is never rewritten.
+    /// `alignedToChunks` (encrypted only): every fragment ends where one of
+    /// age's 64 KiB chunks ends (see `FragmentAlignment`), so what `age -d`
+    /// gives of a file cut off is whole fragments; it costs filler.
     public init(path: String, container: MovieContainer, video: CodecParameters,
                 fragmentDuration: Duration? = .seconds(1), partialDirectory: String? = nil,
                 audio: CodecParameters? = nil, creationTime: Date? = nil,
-                recipients: [AgeRecipient] = []) throws {
+                recipients: [AgeRecipient] = [], alignedToChunks: Bool = false) throws {
         self.path = path
         self.container = container
+        // An encrypted file's first fragment is always aligned (so a kill
+        // right after it leaves something decryptable); the rest when asked.
+        let filler = !recipients.isEmpty && fragmentDuration != nil ? ChunkFiller.of(container) : nil
+        alignment = alignedToChunks ? filler.map { _ in FragmentAlignment() } : nil
         if !recipients.isEmpty, fragmentDuration == nil, container == .mp4 || container == .mov {
             throw AgeError("\(path): an encrypted \(container.rawValue.uppercased()) file must be fragmented (its header cannot be rewritten once sealed)")
         }
@@ -147,7 +154,7 @@ public final class MovieWriter {
                 // so a killed process still loses at most about a fragment.
                 ctx.pointee.max_interleave_delta = 500_000
             }
-            let file = try FileOutput(path: partialPath, encryptor: encryptor)
+            let file = try FileOutput(path: partialPath, encryptor: encryptor, filler: filler)
             output = file
             ctx.pointee.pb = file.context
             ctx.pointee.flags |= 0x0080 // AVFMT_FLAG_CUSTOM_IO
@@ -163,8 +170,12 @@ public final class MovieWriter {
                 fragmentLength = av_rescale_q(micros, AVRational(num: 1, den: 1_000_000), video.timeBase)
                 if container == .mkv {
                     // Matroska is written cluster by cluster: short clusters
-                    // bound what a killed process loses the same way.
-                    av_dict_set(&options, "cluster_time_limit", String(max(1, micros / 1000)), 0)
+                    // bound what a killed process loses the same way. Aligned
+                    // to age's chunks, this writer ends them (see `emit`),
+                    // and the muxer's own limits only bound them.
+                    let milliseconds = max(1, micros / 1000) * (alignment == nil ? 1 : 4)
+                    av_dict_set(&options, "cluster_time_limit", String(milliseconds), 0)
+                    if alignment != nil { av_dict_set(&options, "cluster_size_limit", String(Int32.max), 0) }
                 } else {
                     // Fragments end where this writer says (before a keyframe,
                     // or once they hold their length): see `emit`.
@@ -207,6 +218,12 @@ public final class MovieWriter {
     private var previousDTS: Int64?
     /// Whether the fragment being built holds a video packet.
     private var fragmentOpen = false
+    /// Fragments aligned to age's chunks: where to end them.
+    private var alignment: FragmentAlignment?
+    /// Encrypted: the filler after the first fragment (aligned always).
+    private var firstFiller: Int?
+    /// Encrypted: filler written to align fragments to age's chunks.
+    public var fillerBytes: Int64 { alignment?.fillerBytes ?? Int64(firstFiller ?? 0) }
 
     private var guessedDuration: Int64 {
         let interval = nominalInterval > 0 && lastDuration > 0 ? min(nominalInterval, lastDuration)
@@ -237,11 +254,20 @@ public final class MovieWriter {
         // Where the next frame is expected: the fragment is written now if it
         // will hold its length by then, rather than kept waiting for it.
         let (dts, end) = (raw.pointee.dts, raw.pointee.dts &+ max(lastDuration, raw.pointee.duration))
-        // A keyframe starts a fragment (a player can begin there).
-        if packet.isKeyframe, fragmentOpen { try endFragment() }
+        // A keyframe starts a fragment (a player can begin there), unless
+        // fragments end on age's chunks (the muxer's index still marks it).
+        if packet.isKeyframe, fragmentOpen, alignment == nil { try endFragment() }
         av_packet_rescale_ts(raw, codecTimeBase, stream.pointee.time_base)
-        bytesWritten += Int(raw.pointee.size)
+        let size = Int(raw.pointee.size)
+        bytesWritten += size
         try check(av_interleaved_write_frame(context, raw), "av_interleaved_write_frame", partialPath)
+        if alignment != nil, let output, output.size > completeSize {
+            // The muxer ended a fragment itself (Matroska, before a keyframe):
+            // it is aligned now, and the next one starts with this packet.
+            fragmentStart = dts
+            wholeSoFar()
+        }
+        alignment?.took(bytes: size, video: true, keyframe: packet.isKeyframe)
         packetsWritten += 1
         fragmentOpen = true
         if packetsWritten == 1, container != .elementary {
@@ -256,10 +282,20 @@ public final class MovieWriter {
             // to a power cut too.
             let start = fragmentStart ?? dts
             fragmentStart = start
-            if end &- start >= fragmentLength { try endFragment() }
+            if fragmentEndsHere(held: end &- start, length: fragmentLength) { try endFragment() }
         }
         wholeSoFar()
         syncWhatWasWritten()
+    }
+
+    /// A fragment that holds its length ends now. Aligned to age's chunks,
+    /// one that holds half its length ends when little filler is needed,
+    /// and one that holds twice its length ends anyway.
+    private func fragmentEndsHere(held: Int64, length: Int64) -> Bool {
+        guard let alignment, let output else { return held >= length }
+        guard held >= length / 2 else { return false }
+        let overdue = Double(held - length / 2) / Double(2 * length - length / 2)
+        return held >= 2 * length || alignment.endsWell(at: output.size, overdue: overdue)
     }
 
     /// Hands the fragment (or cluster) being built to the file. The next
@@ -279,6 +315,14 @@ public final class MovieWriter {
     private func wholeSoFar() {
         guard let output, output.error == nil else { return }
         output.commit()
+        if alignment != nil || completeSize == headerSize, encrypted, packetsWritten > 0, output.size > completeSize {
+            // Whole fragments came (where this writer ended one, or the
+            // muxer did; or the first, always): filled up to age's chunk,
+            // which is sealed.
+            let filler = output.alignToChunk()
+            alignment?.aligned(filler: filler)
+            firstFiller = firstFiller ?? filler
+        }
         guard output.error == nil else { return }
         completeSize = output.size
         completePackets = packetsWritten
@@ -301,8 +345,11 @@ public final class MovieWriter {
         let raw = packet.rawPacket
         raw.pointee.stream_index = audioStream.pointee.index
         av_packet_rescale_ts(raw, audioTimeBase, audioStream.pointee.time_base)
-        bytesWritten += Int(raw.pointee.size)
+        let size = Int(raw.pointee.size)
+        bytesWritten += size
         try check(av_interleaved_write_frame(context, raw), "av_interleaved_write_frame (audio)", partialPath)
+        if alignment != nil, let output, output.size > completeSize { wholeSoFar() }
+        alignment?.took(bytes: size, video: false)
         audioPacketsWritten += 1
         wholeSoFar()
         syncWhatWasWritten()
@@ -600,12 +647,18 @@ final class FileOutput {
     private var cipherSize: Int64 = 0
     private var cipherWhole: Int64 = 0
 
+    /// Encrypting with fragments aligned to age's chunks: the container's
+    /// filler (see `alignToChunk`).
+    private let filler: ChunkFiller?
+
     /// `encryptor`: the file is an age file (the muxer's output, sealed
     /// chunk by chunk as fragments complete); the muxer sees a file it
-    /// cannot seek in, so it writes only forwards.
-    init(path: String, encryptor: AgeEncryptor? = nil) throws {
+    /// cannot seek in, so it writes only forwards. `filler`: whole fragments
+    /// are aligned to age's chunks with it (`alignToChunk`).
+    init(path: String, encryptor: AgeEncryptor? = nil, filler: ChunkFiller? = nil) throws {
         self.path = path
         self.encryptor = encryptor
+        self.filler = encryptor == nil ? nil : filler
         fd = try Syscalls.open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o666)
         let bufferSize: Int32 = 64 << 10
         guard let buffer = av_malloc(Int(bufferSize))?.assumingMemoryBound(to: UInt8.self) else {
@@ -653,6 +706,36 @@ final class FileOutput {
         let sealed = pending.withUnsafeBytes { encryptor.update($0) }
         pending.removeAll(keepingCapacity: true)
         writeSealed(sealed)
+    }
+
+    /// Encrypting, with a filler: what the muxer handed over so far is whole
+    /// (fragments); filler is written after it, through the muxer's own I/O
+    /// context (so offsets the muxer keeps, like MP4's `mfra`, count it), up
+    /// to the end of age's chunk, and that chunk is sealed at once. The file
+    /// then ends where the last whole fragment (and its filler) ends: cut off
+    /// here, `age -d` gives whole fragments only. Returns the filler's size.
+    @discardableResult
+    func alignToChunk() -> Int {
+        guard let encryptor, let filler, let context, error == nil else { return 0 }
+        commit()
+        var count = (Age.chunkSize - Int(size % Int64(Age.chunkSize))) % Age.chunkSize
+        if count > 0 && count < filler.minimum { count += Age.chunkSize }
+        if count > 0 {
+            let bytes = filler.bytes(count)
+            bytes.withUnsafeBufferPointer { avio_write(context, $0.baseAddress, Int32(count)) }
+            avio_flush(context)
+            commit()
+        }
+        writeSealed(encryptor.sealWholeHeldChunk())
+        return count
+    }
+
+    /// Encrypting: the last chunk must hold plaintext; after an aligned end
+    /// none is held, so a filler of the least size is added (past the
+    /// trailer: the I/O context is closed by then).
+    private func plaintextForTheLastChunk() {
+        guard let encryptor, encryptor.finishNeedsPlaintext, let filler else { return }
+        writeSealed(encryptor.update(filler.bytes(filler.minimum)))
     }
 
     /// Appends sealed bytes to the file (hashing them).
@@ -730,6 +813,7 @@ final class FileOutput {
         closeContext()
         if let encryptor, error == nil {
             commit()
+            plaintextForTheLastChunk()
             writeSealed(encryptor.finish())
         }
         if let error { throw error }
@@ -756,6 +840,7 @@ final class FileOutput {
             // without its last one (its complete chunks decrypt).
             pending.removeAll()
             if error == nil {
+                plaintextForTheLastChunk()
                 writeSealed(encryptor.finish())
             }
             if cipherWhole < cipherSize || error != nil {

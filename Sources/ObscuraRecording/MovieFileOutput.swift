@@ -61,6 +61,12 @@ public struct MovieSettings: Sendable, Equatable {
     /// Encrypts the file to these age X25519 recipients as it is written
     /// (its name ends in `.age`: `x.mp4.age`); empty: not encrypted.
     public var recipients: [AgeRecipient] = []
+    /// Encrypted: each fragment ends where one of age's 64 KiB chunks ends,
+    /// filler between them, so what `age -d` gives of a killed recording is
+    /// whole fragments too (not only what `obscura decrypt` gives). Costs
+    /// filler (BENCHMARKS.md: about … at 1, 4 and 8 Mbit/s), and fragments
+    /// up to twice `fragmentDuration`.
+    public var alignsFragmentsToAgeChunks = false
     /// Encoder threads; 0: the encoder decides (x264: 1.5 per core).
     public var threads = 0
     /// Encoders to try, in order: a V4L2 hardware encoder, then libavcodec.
@@ -736,7 +742,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
         let sink = SegmentedFileSink(
             path: path, container: container, segmentLength: segmentDuration.map { Int64($0.seconds * 1e6) },
             fragmentDuration: settings.fragmentDuration, partialDirectory: settings.partialDirectory,
-            recipients: settings.recipients,
+            recipients: settings.recipients, alignedToChunks: settings.alignsFragmentsToAgeChunks,
             audio: audioFormat.map { AudioTrack(settings: settings.audio, format: $0) },
             sound: { [self] in
                 state.withLock { s in

@@ -142,6 +142,8 @@ final class SegmentedFileSink {
     let partialDirectory: String?
     /// Each file is encrypted to these (age); empty: not encrypted.
     let recipients: [AgeRecipient]
+    /// Encrypted files' fragments end on age's chunks (`MovieWriter`).
+    let alignedToChunks: Bool
     /// Each video frame's time, written as it is stored (mkvmerge's
     /// "timestamp format v2": milliseconds, one line per frame).
     var timestamps: FileHandle?
@@ -180,7 +182,8 @@ final class SegmentedFileSink {
     private(set) var timeZeros: [UInt64] = []
 
     init(path: String, container: MovieContainer, segmentLength: Int64? = nil, fragmentDuration: Duration,
-         partialDirectory: String? = nil, recipients: [AgeRecipient] = [], startsAtFirstPacket: Bool = true, audio: AudioTrack? = nil,
+         partialDirectory: String? = nil, recipients: [AgeRecipient] = [], alignedToChunks: Bool = false,
+         startsAtFirstPacket: Bool = true, audio: AudioTrack? = nil,
          sound: @escaping () -> [AudioBuffer] = { [] }, changed: @escaping (Change) -> Void = { _ in },
          creationTime: @escaping (UInt64) -> Date? = { _ in nil }) {
         self.creationTime = creationTime
@@ -190,6 +193,7 @@ final class SegmentedFileSink {
         self.fragmentDuration = fragmentDuration
         self.partialDirectory = partialDirectory
         self.recipients = recipients
+        self.alignedToChunks = alignedToChunks
         self.startsAtFirstPacket = startsAtFirstPacket
         self.audio = container == .elementary ? nil : audio
         self.sound = sound
@@ -245,7 +249,8 @@ final class SegmentedFileSink {
             if let zero { timeZeros = [zero] }
             let opened = try MovieWriter(path: file(index), container: container, video: video,
                                          fragmentDuration: fragmentDuration, partialDirectory: partialDirectory, audio: sound,
-                                         creationTime: zero.flatMap(creationTime), recipients: recipients)
+                                         creationTime: zero.flatMap(creationTime), recipients: recipients,
+                                         alignedToChunks: alignedToChunks)
             writer = opened
             try audio?.replay(into: opened)
             changed(.opened(path: opened.path))
@@ -269,7 +274,8 @@ final class SegmentedFileSink {
             if let zero { timeZeros.append(zero) }
             let opened = try MovieWriter(path: file(index), container: container, video: video,
                                          fragmentDuration: fragmentDuration, partialDirectory: partialDirectory, audio: sound,
-                                         creationTime: zero.flatMap(creationTime), recipients: recipients)
+                                         creationTime: zero.flatMap(creationTime), recipients: recipients,
+                                         alignedToChunks: alignedToChunks)
             writer = opened
             // The sound from the boundary on starts the new file (the
             // previous file's track may run a period past its video).

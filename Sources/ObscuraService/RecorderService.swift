@@ -528,6 +528,7 @@ public actor RecorderService {
         s.codec = configuration.codec
         s.container = configuration.recordingContainer
         s.recipients = configuration.recipients
+        s.alignsFragmentsToAgeChunks = configuration.alignsToAgeChunks
         s.overlay = captionSettings(device)
         s.averageBitRate = configuration.bitRate ?? profile.bitRate
         s.preset = profile.preset

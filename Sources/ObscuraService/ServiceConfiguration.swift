@@ -74,6 +74,8 @@ import ObscuraOverlay
 /// recipients = ["age1…"]          # age X25519 public keys (age-keygen's): recordings and
 ///                                 # photos are encrypted to them as they are written (.age)
 /// recipients_file = "/etc/obscura/recipients.txt"  # or one age1… per line (`age -R`'s format)
+/// align_to_chunks = false          # fragments end on age's 64 KiB chunks, so `age -d` of a
+///                                 # killed recording gives whole fragments (costs filler)
 /// ```
 public struct ServiceConfiguration: Sendable, Equatable {
     public var file = "(defaults)"
@@ -98,6 +100,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var overlayOnPhotos = true
     /// Recordings and photos are encrypted to these (age); empty: not.
     public var recipients: [AgeRecipient] = []
+    /// Encrypted recordings' fragments end on age's chunks
+    /// (`encryption.align_to_chunks`).
+    public var alignsToAgeChunks = false
     /// A photo's name ends so: `.jpg`, or `.jpg.age` when encrypted.
     public func photoExtension(raw: Bool) -> String { (raw ? ".dng" : ".jpg") + (recipients.isEmpty ? "" : ".age") }
     public var size: PixelSize?
@@ -239,6 +244,7 @@ public struct ServiceConfiguration: Sendable, Equatable {
                 throw ConfigurationError(file: path, line: line, key: "encryption.recipients_file", message: "\(error)")
             }
         }
+        alignsToAgeChunks = try reader.bool("encryption.align_to_chunks") ?? false
         try reader.rejectUnknownKeys()
     }
 

@@ -37,6 +37,8 @@ struct RecordCommand: AsyncParsableCommand {
     @Option(help: "Encrypt the file as it is written to this age recipient (age1…, age-keygen's public key); repeatable. The output's name ends in .age.")
     var recipient: [String] = []
     @Option(help: "Encrypt to the age recipients in this file (one age1… per line, as `age -R` reads it).") var recipientsFile: String?
+    @Flag(help: "Encrypted: end each fragment (MKV: cluster) on one of age's 64 KiB chunks, with filler between, so that `age -d` of a killed recording gives whole fragments. Costs filler (see BENCHMARKS.md).")
+    var alignToAgeChunks = false
     @Option(help: "Write each frame's time (milliseconds from the first, in stored order) to this .txt file, in mkvmerge's timestamp format v2: what an elementary stream needs to be muxed later.")
     var timestamps: String?
     @Flag(help: "Burn a caption into the frames: the date and time of each frame (its sensor timestamp on the wall clock) and the camera's name.")
@@ -113,6 +115,9 @@ struct RecordCommand: AsyncParsableCommand {
             if let container { try Options.choice(container, MovieContainer.allCases.map(\.rawValue), "--container") }
             let recipients = try Options.recipients(recipient, file: recipientsFile)
             let plainOutput = try Options.encryptedName(output, "--output", encrypted: !recipients.isEmpty)
+            if alignToAgeChunks, recipients.isEmpty {
+                throw UserFacingError("--align-to-age-chunks: only an encrypted recording has age chunks; give --recipient or --recipients-file too")
+            }
             let fileType = try container.flatMap(MovieContainer.init(rawValue:)) ?? {
                 guard let fromName = MovieContainer(path: plainOutput) else {
                     throw UserFacingError("--output: cannot tell the container from \"\(output)\"; use a name ending in .mp4, .mov or .mkv (or .h264/.fwht for an elementary stream), or --container")
@@ -205,6 +210,7 @@ struct RecordCommand: AsyncParsableCommand {
         settings.fragmentDuration = .checkedSeconds(fragment)
         settings.container = fileType
         settings.recipients = recipients
+        settings.alignsFragmentsToAgeChunks = alignToAgeChunks
         settings.overlay = try overlaySettings(cameraName: device.localizedName)
         settings.timestampsFile = timestamps
         settings.encoders = encoders

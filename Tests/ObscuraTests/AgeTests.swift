@@ -172,6 +172,9 @@ private func scratch(_ name: String) -> String {
         #expect(c.recipients.map(\.description) == [r1, r2])
         #expect(c.recordingExtension == "mp4.age")
         #expect(c.photoExtension(raw: false) == ".jpg.age" && c.photoExtension(raw: true) == ".dng.age")
+        #expect(!c.alignsToAgeChunks, "fragments are aligned to age's chunks only when asked")
+        let aligned = try ServiceConfiguration.parsing("[encryption]\nrecipients = [\"\(r1)\"]\nalign_to_chunks = true\n")
+        #expect(aligned.alignsToAgeChunks)
         let plain = try ServiceConfiguration.parsing("[encryption]\nrecipients = []\nrecipients_file = \"\"\n")
         #expect(plain.recipients.isEmpty && plain.recordingExtension == "mp4" && plain.photoExtension(raw: false) == ".jpg")
         try "age1nope\n".write(toFile: file + ".bad", atomically: true, encoding: .utf8)
@@ -181,6 +184,7 @@ private func scratch(_ name: String) -> String {
             ("[encryption]\nrecipients_file = \"recipients.txt\"\n", "encryption.recipients_file", "\"recipients.txt\" must be an absolute path"),
             ("[encryption]\nrecipients_file = \"/nonexistent/r.txt\"\n", "encryption.recipients_file", "cannot read /nonexistent/r.txt"),
             ("[encryption]\nrecipients_file = \"\(file).bad\"\n", "encryption.recipients_file", "\(file).bad, line 1: "),
+            ("[encryption]\nalign_to_chunks = \"yes\"\n", "encryption.align_to_chunks", "must be true or false"),
         ] {
             do {
                 _ = try ServiceConfiguration.parsing(text)

@@ -30,6 +30,8 @@ import TestSupport
         #expect(codec.stderr.contains("allowed: h264, hevc, prores422, mjpeg"))
         let container = try runProgram(obscura, ["record", "--duration", "1", "--output", "x.avi"], cwd: packageRoot)
         #expect(container.stderr.contains(".mp4, .mov or .mkv"))
+        let aligned = try runProgram(obscura, ["record", "--duration", "1", "--output", "x.mp4", "--align-to-age-chunks"], cwd: packageRoot)
+        #expect(aligned.status != 0 && aligned.stderr.contains("--align-to-age-chunks: only an encrypted recording has age chunks"), "\(aligned.stderr)")
     }
 
     /// --frame-rate sets the camera (the timestamps show it) and

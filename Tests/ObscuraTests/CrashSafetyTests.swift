@@ -181,7 +181,7 @@ import TestSupport
         let plain = dir + "/k.mp4.partial"
         let (frames, said) = Self.ffmpegFrames(plain)
         #expect((frames ?? 0) >= 15 && said.isEmpty, "ffprobe: \(frames ?? -1) frames; \(said)")
-        let clean = try runProgram("ffmpeg", ["-v", "error", "-i", plain, "-f", "null", "-"])
+        let clean = try ffmpegDecodeErrors(plain)
         #expect(clean.status == 0 && clean.stderr.isEmpty, "ffmpeg: \(clean.stderr)")
 
         // age itself gives the complete chunks uncut (the same bytes, then

@@ -95,7 +95,7 @@ import TestSupport
             let trimmed = "\(dir)/cut-\(step).\(container)"
             try Data(bytes[..<Int(extent.wholeBytes)]).write(to: URL(fileURLWithPath: trimmed))
             guard extent.fragments > 0 else { continue }
-            let decoded = try runProgram("ffmpeg", ["-v", "error", "-i", trimmed, "-f", "null", "-"])
+            let decoded = try ffmpegDecodeErrors(trimmed)
             #expect(decoded.status == 0 && decoded.stderr.isEmpty, "cut at \(cut), kept \(extent.wholeBytes) (\(extent.fragments) fragments): \(decoded.stderr)")
             let probe = try runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_frames",
                                                    "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", trimmed])
@@ -105,5 +105,100 @@ import TestSupport
             (lastFrames, lastFragments) = (frames, extent.fragments)
         }
         #expect(lastFragments >= 2, "a 3 s recording holds several fragments")
+    }
+
+    /// Filler of every size from the least up to past the one-byte Void
+    /// size: readers take it as one box or element of exactly that size
+    /// (the next fragment is found right after it).
+    @Test func fillerOfAnySizeIsOneBoxOrElementReadersPassOver() {
+        for size in Array(8...300) + [65_535, 65_536 + 7] {
+            Self.checkEveryCutAtBoundaries([
+                (Self.box("ftyp", 16), 0),
+                (Self.box("moof", 40) + Self.box("mdat", 20), 1),
+                (ChunkFiller.isoFree.bytes(size), 1),
+                (Self.box("moof", 40) + Self.box("mdat", 20), 2),
+            ], .mp4, "free box of \(size) bytes")
+        }
+        let ebml: [UInt8] = [0x1A, 0x45, 0xDF, 0xA3, 0x80 | 4, 0x42, 0x42, 0x42, 0x42]
+        let segment: [UInt8] = [0x18, 0x53, 0x80, 0x67, 0x01, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]
+        let cluster: [UInt8] = [0x1F, 0x43, 0xB6, 0x75, 0x80 | 6] + [UInt8](repeating: 0x5A, count: 6)
+        for size in Array(2...300) + [65_535, 65_536 + 1] {
+            Self.checkEveryCutAtBoundaries([(ebml, 0), (segment, 0), (cluster, 1), (ChunkFiller.matroskaVoid.bytes(size), 1), (cluster, 2)],
+                                           .mkv, "Void of \(size) bytes")
+        }
+    }
+
+    /// The whole extent at each boundary of `parts` (and just before it).
+    static func checkEveryCutAtBoundaries(_ parts: [(bytes: [UInt8], fragments: Int)], _ container: MovieContainer, _ what: String) {
+        let bytes = parts.flatMap(\.bytes)
+        var end = 0
+        for part in parts {
+            end += part.bytes.count
+            #expect(extent(bytes, cut: end, container) == WholeFragments.Extent(wholeBytes: Int64(end), fragments: part.fragments, tornBytes: 0), "\(what): at \(end)")
+        }
+    }
+
+    /// Recordings encrypted with their fragments aligned to age's chunks
+    /// (`--align-to-age-chunks`), MP4, MOV and MKV with sound-free synthetic
+    /// frames at 1 Mbit/s: decrypted, every fragment or cluster after the
+    /// first starts where a 64 KiB chunk starts (so what a kill leaves, whole
+    /// chunks, is whole fragments), and the file decodes with no error.
+    @Test(arguments: ["mp4", "mov", "mkv"])
+    func alignedRecordingsStartEveryFragmentOnAChunk(container: String) throws {
+        let obscura = packageRoot + "/.build/debug/obscura"
+        try #require(FileManager.default.isExecutableFile(atPath: obscura), "build first: swift build")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-aligned-\(container)-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let made = try runProgram("age-keygen", ["-o", dir + "/key.txt"])
+        try #require(made.status == 0, "age-keygen: \(made.stderr)")
+        let recipient = try #require(made.stderr.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+        let file = "\(dir)/r.\(container).age"
+        let recorded = try runProgram(obscura, ["record", "--camera", "synthetic", "--size", "640x480", "--duration", "4", "--bit-rate", "1000000",
+                                                "--recipient", recipient, "--align-to-age-chunks", "--output", file])
+        try #require(recorded.status == 0, "\(recorded.stderr)")
+        let plain = "\(dir)/r.\(container)"
+        let decrypted = try runProgram("sh", ["-c", "age -d -i '\(dir)/key.txt' '\(file)' > '\(plain)'"])
+        try #require(decrypted.status == 0, "age -d: \(decrypted.stderr)")
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: plain)))
+        let starts = container == "mkv" ? Self.clusterStarts(bytes) : Self.boxStarts(bytes, "moof")
+        #expect(starts.count >= 3, "\(starts)")
+        for start in starts.dropFirst() {
+            #expect(start % 65_536 == 0, "a fragment starts at \(start), \(start % 65_536) bytes into a chunk; all: \(starts)")
+        }
+        let decoded = try ffmpegDecodeErrors(plain)
+        #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(decoded.stderr)")
+    }
+
+    /// Where the top-level boxes of `type` start.
+    static func boxStarts(_ bytes: [UInt8], _ type: String) -> [Int] {
+        var offset = 0, starts: [Int] = []
+        while offset + 8 <= bytes.count {
+            let size = bytes[offset..<(offset + 4)].reduce(0) { $0 << 8 | Int($1) }
+            if String(decoding: bytes[(offset + 4)..<(offset + 8)], as: UTF8.self) == type { starts.append(offset) }
+            guard size >= 8 else { break }
+            offset += size
+        }
+        return starts
+    }
+
+    /// Where the Clusters start (each found by its ID after the one before).
+    static func clusterStarts(_ bytes: [UInt8]) -> [Int] {
+        let id: [UInt8] = [0x1F, 0x43, 0xB6, 0x75]
+        var starts: [Int] = [], offset = 0
+        while offset + 4 <= bytes.count {
+            if Array(bytes[offset..<(offset + 4)]) == id {
+                starts.append(offset)
+                // Past the cluster: its size follows the ID.
+                let lead = bytes[offset + 4]
+                let length = lead.leadingZeroBitCount + 1
+                var size = Int(lead & (0xFF >> length))
+                for byte in bytes[(offset + 5)..<(offset + 4 + length)] { size = size << 8 | Int(byte) }
+                offset += 4 + length + size
+            } else {
+                offset += 1
+            }
+        }
+        return starts
     }
 }

@@ -129,3 +129,14 @@ public func exiftoolValidation(_ file: String) throws -> String {
     let result = try runProgram("exiftool", ["-validate", "-warning", "-a", "-s", "-s", "-s", file])
     return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
 }
+
+/// FFmpeg decodes every stream of `file` (to nothing) and says what it
+/// found wrong: exit status and what it printed at the error level. The
+/// frames keep the file's own time base (`-enc_time_base -1`): with the
+/// CLI's default, one tick of the guessed frame rate, two frames that a
+/// starved camera delivered within one tick of each other would be reported
+/// as "non monotonically increasing dts" by its null muxer, which is not a
+/// fault of the file.
+public func ffmpegDecodeErrors(_ file: String) throws -> ProcessResult {
+    try runProgram("ffmpeg", ["-v", "error", "-i", file, "-enc_time_base", "-1", "-f", "null", "-"])
+}

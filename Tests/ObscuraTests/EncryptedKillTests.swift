@@ -1,0 +1,216 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+
+/// Kills `obscura record --recipient` with SIGKILL at 50 random instants per
+/// container (`OBSCURA_KILL_TRIALS` for more), two recordings at a time, and
+/// decrypts what each kill left, as it was left (`x.mp4.age.partial`). Every
+/// other trial aligns fragments to age's chunks (`--align-to-age-chunks`);
+/// every fifth records in one-second segments.
+/// - `obscura decrypt` cuts it back to its last whole fragment or cluster;
+///   FFmpeg decodes that with not one error, GStreamer decodes the same
+///   frames;
+/// - the frames are the recorder's, in order, none missing: each one's time
+///   is the time the recorder stored for it (`--timestamps`), frame after
+///   frame, across the segments too (a frame the camera itself skipped under
+///   load is missing from both, and is no gap);
+/// - Debian's `age -d` fails at the missing end; its bytes begin with ours,
+///   and aligned, they are ours exactly (whole fragments), which FFmpeg and
+///   GStreamer decode with no error;
+/// - an early kill keeps what it had: once the recorder has reported a
+///   frame, or the file holds one sealed chunk, something decrypts and plays
+///   (the first fragment is sealed at once);
+/// - what was lost is at most one second and one chunk's duration before the
+///   last frame count the recorder reported (its progress, every half second).
+@Suite(.serialized) struct EncryptedKillTests {
+    let obscura = packageRoot + "/.build/debug/obscura"
+    static let trials = ProcessInfo.processInfo.environment["OBSCURA_KILL_TRIALS"].flatMap { Int($0) }.map { max($0, 5) } ?? 50
+
+    struct Trial: Sendable {
+        var aligned = false
+        var segmented = false
+        var delay = 0.0
+        var reported = 0
+        var fps = 30.0
+        var encryptedBytes = 0
+        var decrypt = ""
+        var decryptStatus: Int32 = -1
+        var frames = 0
+        var faults: [String] = []
+        var ageStatus: Int32 = 0
+        var ageGivesOursFirst = false
+        var ageGivesOurs = false
+        var plainBytes = 0
+
+        var what: String {
+            "killed after \(String(format: "%.2f", delay)) s\(aligned ? ", aligned" : "")\(segmented ? ", in segments" : ""), "
+                + "\(reported) frames reported, \(encryptedBytes) bytes encrypted: \(decrypt)"
+        }
+    }
+
+    /// The frames' times in `file`, in seconds from its first.
+    static func frameTimes(_ file: String) -> [Double] {
+        guard let r = try? runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "frame=pts_time",
+                                                  "-of", "csv=p=0", file]) else { return [] }
+        let times = r.stdout.split(separator: "\n").compactMap { Double($0.split(separator: ",").first ?? "") }
+        return times.map { $0 - (times.first ?? 0) }
+    }
+
+    /// What is wrong with a decrypted file: FFmpeg's errors, GStreamer's
+    /// frames against FFmpeg's. Its frame count (FFmpeg's).
+    static func decodeFaults(_ file: String, container: String) -> (frames: Int, faults: [String]) {
+        var faults: [String] = []
+        let (counted, said) = CrashSafetyTests.ffmpegFrames(file)
+        let frames = counted ?? 0
+        guard frames > 0 else { return (0, faults) }
+        if !said.isEmpty { faults.append("ffprobe said: \(said)") }
+        if let clean = try? ffmpegDecodeErrors(file) {
+            if clean.status != 0 || !clean.stderr.isEmpty { faults.append("FFmpeg said (exit \(clean.status)): \(clean.stderr)") }
+        } else {
+            faults.append("ffmpeg did not run")
+        }
+        let (gstreamer, status) = CrashSafetyTests.gstreamerFrames(file, container: container)
+        if status != 0 || gstreamer != frames { faults.append("FFmpeg decodes \(frames) frames, GStreamer \(gstreamer ?? -1) (exit \(status))") }
+        return (frames, faults)
+    }
+
+    func trial(_ n: Int, container: String, recipient: String, in dir: String) -> Trial {
+        var t = Trial()
+        t.aligned = n % 2 == 1
+        t.segmented = n % 5 == 4
+        t.delay = 0.2 + Double.random(in: 0..<2.8)
+        let name = "k\(n)"
+        let file = "\(dir)/\(name).\(container).age"
+        let stamps = "\(dir)/\(name).txt"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: obscura)
+        process.arguments = ["record", "--camera", "synthetic", "--size", "1280x720", "--duration", "60", "--recipient", recipient,
+                             "--timestamps", stamps, "--output", file]
+            + (t.aligned ? ["--align-to-age-chunks"] : []) + (t.segmented ? ["--segment", "1"] : [])
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        do { try process.run() } catch { t.decrypt = "did not start: \(error)"; return t }
+        usleep(useconds_t(t.delay * 1e6))
+        kill(process.processIdentifier, SIGKILL)
+        let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        // The last progress line: "recording 2.1 s, 63 frames, 1234 KiB, 30.0 fps, …"
+        if let line = log.split(separator: "\n").last(where: { $0.contains("obscura: recording ") }) {
+            let words = line.split(separator: " ")
+            if let i = words.firstIndex(where: { $0.hasPrefix("frames") }), i > 0 { t.reported = Int(words[i - 1]) ?? 0 }
+            if let i = words.firstIndex(where: { $0.hasPrefix("fps") }), i > 0 { t.fps = Double(words[i - 1]) ?? 30 }
+        }
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: dir))?.filter { $0.hasPrefix(name + ".") || $0.hasPrefix(name + "-") }.sorted() ?? []
+        defer { for f in files + [name + ".txt"] { try? FileManager.default.removeItem(atPath: dir + "/" + f) } }
+        let recorded = ((try? String(contentsOfFile: stamps, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Double($0) }.map { $0 / 1000 }
+        // Finished segments, then the one the kill interrupted.
+        let finished = files.filter { $0.hasSuffix(".age") }
+        let partials = files.filter { $0.hasSuffix(".age.partial") }
+        guard partials.count == 1 || (partials.isEmpty && !finished.isEmpty) else {
+            t.faults.append("the kill left \(partials) as interrupted files, \(finished) finished")
+            return t
+        }
+        var offset = 0
+        for segment in finished {
+            let decrypted = try? runProgram(obscura, ["decrypt", "--identity-file", "\(dir)/key.txt", dir + "/" + segment])
+            let plain = dir + "/" + String(segment.dropLast(4))
+            guard decrypted?.status == 0 else { t.faults.append("\(segment): \(decrypted?.stderr ?? "")"); return t }
+            t.faults += Self.sameTimes(Self.frameTimes(plain), recorded, from: offset, in: segment)
+            offset += Self.frameTimes(plain).count
+            try? FileManager.default.removeItem(atPath: plain)
+        }
+        t.frames = offset
+        // (None: killed between one segment's end and the next one's start.)
+        guard let partial = partials.first.map({ dir + "/" + $0 }) else { return t }
+        t.encryptedBytes = (try? FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int) ?? 0
+        guard t.encryptedBytes > 0 else { return t }
+        let decrypted = try? runProgram(obscura, ["decrypt", "--identity-file", "\(dir)/key.txt", partial])
+        t.decrypt = (decrypted?.stdout ?? "") + (decrypted?.stderr ?? "")
+        t.decryptStatus = decrypted?.status ?? -1
+        let plain = String(partial.dropLast(".age.partial".count)) + ".partial"
+        let byAge = plain + ".by-age"
+        let age = try? runProgram("sh", ["-c", "age -d -i '\(dir)/key.txt' '\(partial)' > '\(byAge)'"])
+        t.ageStatus = age?.status ?? -1
+        defer { for f in [plain, byAge] { try? FileManager.default.removeItem(atPath: f) } }
+        guard let ours = FileManager.default.contents(atPath: plain), let theirs = FileManager.default.contents(atPath: byAge) else { return t }
+        t.plainBytes = ours.count
+        t.ageGivesOursFirst = theirs.count >= ours.count && theirs.prefix(ours.count) == ours
+        t.ageGivesOurs = theirs == ours
+        let (frames, faults) = Self.decodeFaults(plain, container: container)
+        t.frames = offset + frames
+        t.faults += faults
+        if frames > 0 { t.faults += Self.sameTimes(Self.frameTimes(plain), recorded, from: offset, in: "the interrupted file") }
+        if t.aligned, frames > 0 {
+            // What age -d gave, as a player gets it: the same bytes, so the
+            // same decode; checked as such all the same.
+            try? FileManager.default.moveItem(atPath: byAge, toPath: byAge + "." + container)
+            t.faults += Self.decodeFaults(byAge + "." + container, container: container).faults.map { "age -d's output: \($0)" }
+            try? FileManager.default.removeItem(atPath: byAge + "." + container)
+        }
+        return t
+    }
+
+    /// Faults where the frames of a file do not have the times the recorder
+    /// stored for frames `offset`… (relative to the file's first, 1.5 ms).
+    static func sameTimes(_ times: [Double], _ recorded: [Double], from offset: Int, in what: String) -> [String] {
+        guard !times.isEmpty else { return [] }
+        guard offset + times.count <= recorded.count else {
+            return ["\(what): \(times.count) frames from frame \(offset), but the recorder stored \(recorded.count)"]
+        }
+        let base = recorded[offset]
+        for (i, time) in times.enumerated() where abs(time - (recorded[offset + i] - base)) > 0.0015 {
+            return ["\(what): frame \(i) is at \(time) s, the recorder stored frame \(offset + i) at \(recorded[offset + i] - base) s: a frame is missing or out of place"]
+        }
+        return []
+    }
+
+    @Test(arguments: ["mp4", "mov", "mkv"])
+    func anEncryptedRecordingKilledAtAnyInstantDecryptsToAFileThatPlaysClean(container: String) throws {
+        try #require(FileManager.default.isExecutableFile(atPath: obscura), "build first: swift build")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-kill-age-\(container)-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let made = try runProgram("age-keygen", ["-o", dir + "/key.txt"])
+        try #require(made.status == 0, "age-keygen: \(made.stderr)")
+        let recipient = try #require(made.stderr.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+        let results = Mutex<[Int: Trial]>([:])
+        DispatchQueue.concurrentPerform(iterations: 2) { worker in
+            for n in stride(from: worker, to: Self.trials, by: 2) {
+                let t = trial(n, container: container, recipient: recipient, in: dir)
+                results.withLock { $0[n] = t }
+            }
+        }
+        let all = results.withLock { $0 }
+        var played = [false: 0, true: 0], early = 0, cut = 0
+        for n in 0..<Self.trials {
+            let t = try #require(all[n])
+            let what = "\(container) #\(n), \(t.what)"
+            #expect(t.faults.isEmpty, "\(what): \(t.faults.joined(separator: "; "))")
+            // One sealed chunk (the header, the first fragment and filler)
+            // holds the first frame; a reported frame is in it.
+            let sealed = t.encryptedBytes >= 65_536 + 16 + 200
+            #expect(t.frames > 0 || (!sealed && t.reported == 0), "\(what): an early kill keeps what it had")
+            guard t.encryptedBytes > 0 else {
+                if t.frames == 0 { early += 1 }
+                continue
+            }
+            #expect(t.decryptStatus == 0, "\(what)")
+            #expect(t.ageStatus != 0 && t.ageGivesOursFirst, "\(what): age -d exit \(t.ageStatus), its bytes begin with ours: \(t.ageGivesOursFirst)")
+            if t.aligned { #expect(t.ageGivesOurs, "\(what): aligned, age -d gives whole fragments, as obscura decrypt does") }
+            guard t.frames > 0 else { early += 1; continue }
+            played[t.aligned, default: 0] += 1
+            if t.decrypt.contains("leaving out") { cut += 1 }
+            // One second and one chunk's duration (at the file's own rate of bytes per frame).
+            let bytesPerFrame = Double(t.plainBytes) / Double(max(t.frames, 1))
+            let allowed = t.fps * 1.0 + 65_536 / bytesPerFrame + 1
+            #expect(Double(t.frames) >= Double(t.reported) - allowed,
+                    "\(what): \(t.frames) frames decrypted, \(t.reported) reported, \(String(format: "%.0f", allowed)) may be lost")
+        }
+        print("EncryptedKillTests \(container): \(played[false] ?? 0) played clean as usual (\(cut) cut back to a whole fragment), "
+              + "\(played[true] ?? 0) aligned (age -d's output clean too), \(early) killed before anything was decryptable")
+        #expect((played[false] ?? 0) + (played[true] ?? 0) >= Self.trials * 3 / 4, "most kills come after the first fragment")
+    }
+}
