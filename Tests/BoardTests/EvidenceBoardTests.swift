@@ -38,8 +38,10 @@ extension VirtualBoardTests {
             photo_sealed() { ls $photos/*.jpg.age.sha256 > /dev/null 2>&1; }; wait_for 120 "the encrypted photo" photo_sealed
             obscura ctl record stop > /dev/null
             incoming_empty() { [ -z "$(ls $inc)" ]; }; wait_for 120 "nothing left in the incoming folder" incoming_empty
-            # One file, killed once it holds a few seconds of sealed chunks.
-            sed -i 's/^segment_seconds = .*/segment_seconds = 0/' /etc/obscura/obscura.toml
+            # One file, its fragments aligned to age's chunks, killed once it
+            # holds a few seconds of sealed chunks.
+            sed -i 's/^segment_seconds = .*/segment_seconds = 0/; s/^align_to_chunks = .*/align_to_chunks = true/' /etc/obscura/obscura.toml
+            grep '^align_to_chunks' /etc/obscura/obscura.toml | sed 's/^/config: /'
             systemctl restart obscura
             answers() { obscura status > /dev/null 2>&1; }; wait_for 120 "the service to answer" answers
             obscura ctl record start > /dev/null
@@ -73,7 +75,10 @@ extension VirtualBoardTests {
             obscura pull --port 2222 --identity $k/user --known-hosts $k/known_hosts --identity-file $k/identity.txt \
                 obscura-fetch@127.0.0.1 $k/dest > $k/pull.out 2> $k/pull.err; echo "pull-rc=$?"
             sed 's/^/pull: /' $k/pull.out $k/pull.err
-            for f in $k/dest/*.mp4; do echo "pulled=$(basename $f) frames=$(frames $f)"; done
+            for f in $k/dest/*.mp4; do
+                echo "pulled=$(basename $f) frames=$(frames $f)"
+                ffmpeg -v error -i $f -enc_time_base -1 -f null - 2>&1 | head -3 | sed "s|^|decode-error=$(basename $f): |"
+            done
             for f in $k/dest/*.jpg; do echo "pulled-photo=$(basename $f) $(exiftool -s -s -s -Make -ImageSize $f | tr '\n' ' ')"; done
             journalctl -u obscura --no-pager -o cat | grep -E "recovered an interrupted|encrypt|first frame taken|encoder " | sed 's/^/journal: /'
             echo "active=$(systemctl is-active obscura) restarts=$(systemctl show -p NRestarts --value obscura)"
@@ -82,6 +87,7 @@ extension VirtualBoardTests {
         let lines = out.split(separator: "\n").map(String.init)
         #expect(result.status == 0, "\(out)\(result.stderr)")
         #expect(lines.contains("config: recipients = [\"\(recipient)\"]"), "\(out)\(result.stderr)")
+        #expect(lines.contains("config: align_to_chunks = true"), "\(out)")
         // Only age files on the device, no plaintext marker in any.
         #expect(!lines.contains { $0.hasPrefix("not-age=") || $0.hasPrefix("plain-marker=") }, "\(out)")
         let onDevice = lines.filter { $0.hasPrefix("age-file=") }.map { String($0.dropFirst("age-file=".count)) }
@@ -96,11 +102,14 @@ extension VirtualBoardTests {
         #expect(lines.contains("pull-rc=0"), "\(out)")
         let pulled = lines.filter { $0.hasPrefix("pulled=") }
         #expect(pulled.count == onDevice.filter { $0.hasSuffix(".mp4.age") }.count, "\(out)")
-        // Every file plays (a segment cut by the stop may be short).
+        // Every file plays (a segment cut by the stop may be short), the
+        // interrupted one too (decrypted and cut back to whole fragments),
+        // with not one error from FFmpeg.
         for line in pulled {
             let frames = Int(line.split(separator: "=").last ?? "") ?? 0
             #expect(frames > 0, "\(line)")
         }
+        #expect(!lines.contains { $0.hasPrefix("decode-error=") }, "\(out)")
         #expect(lines.contains { $0.hasPrefix("pulled-photo=") && $0.contains(" Obscura ") }, "\(out)")
         #expect(lines.contains { $0.hasPrefix("pull: ") && $0.contains("the recording was interrupted") }, "\(out)")
 
@@ -117,6 +126,10 @@ extension VirtualBoardTests {
             if age.status != 0 {
                 interrupted += 1
                 #expect(age.stderr.contains("unexpected EOF") || age.stderr.contains("failed to decrypt"), "\(name): \(age.stderr)")
+                // Its fragments were aligned to age's chunks: what age gave
+                // is whole fragments, which FFmpeg decodes with no error.
+                let decoded = try ffmpegDecodeErrors(plain)
+                #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(name), decrypted by age -d: \(decoded.stderr)")
             }
             if name.hasSuffix(".jpg.age") {
                 #expect(age.status == 0, "\(name): \(age.stderr)")
