@@ -168,18 +168,8 @@ public final class MovieWriter {
             if let fragmentDuration, container != .elementary {
                 let micros = fragmentDuration.components.seconds * 1_000_000 + fragmentDuration.components.attoseconds / 1_000_000_000_000
                 fragmentLength = av_rescale_q(micros, AVRational(num: 1, den: 1_000_000), video.timeBase)
-                if container == .mkv {
-                    // Matroska is written cluster by cluster: short clusters
-                    // bound what a killed process loses the same way. Aligned
-                    // to age's chunks, this writer ends them (see `emit`),
-                    // and the muxer's own limits only bound them.
-                    let milliseconds = max(1, micros / 1000) * (alignment == nil ? 1 : 4)
-                    av_dict_set(&options, "cluster_time_limit", String(milliseconds), 0)
-                    if alignment != nil { av_dict_set(&options, "cluster_size_limit", String(Int32.max), 0) }
-                } else {
-                    // Fragments end where this writer says (before a keyframe,
-                    // or once they hold their length): see `emit`.
-                    av_dict_set(&options, "movflags", "+frag_custom+empty_moov+default_base_moof", 0)
+                for (key, value) in Self.fragmentOptions(container, microseconds: micros, aligned: alignment != nil) {
+                    av_dict_set(&options, key, value, 0)
                 }
             }
             if fragmentDuration != nil { syncer = DataSyncer(path: partialPath) }
@@ -200,6 +190,22 @@ public final class MovieWriter {
             unlink(partialPath)
             throw error
         }
+    }
+
+    /// The muxer's options for fragments of `microseconds`.
+    private static func fragmentOptions(_ container: MovieContainer, microseconds: Int64, aligned: Bool) -> [(String, String)] {
+        guard container == .mkv else {
+            // Fragments end where this writer says (before a keyframe, or
+            // once they hold their length): see `emit`.
+            return [("movflags", "+frag_custom+empty_moov+default_base_moof")]
+        }
+        // Matroska is written cluster by cluster: short clusters bound what
+        // a killed process loses the same way. Aligned to age's chunks, this
+        // writer ends them (see `emit`), and the muxer's own limits only
+        // bound them.
+        let milliseconds = max(1, microseconds / 1000)
+        return aligned ? [("cluster_time_limit", String(4 * milliseconds)), ("cluster_size_limit", String(Int32.max))]
+            : [("cluster_time_limit", String(milliseconds))]
     }
 
     /// A packet goes to the muxer as soon as it comes. Holding it back until
