@@ -213,4 +213,43 @@ import TestSupport
               + "\(played[true] ?? 0) aligned (age -d's output clean too), \(early) killed before anything was decryptable")
         #expect((played[false] ?? 0) + (played[true] ?? 0) >= Self.trials * 3 / 4, "most kills come after the first fragment")
     }
+
+    /// The bound for an early kill: killed as soon as its first frame is in
+    /// the file (the recorder has stored the second frame's time, which it
+    /// does after the first frame's write returned), a recording decrypts to
+    /// that frame, which plays. Small frames (640x480 at 200 kbit/s), so that
+    /// without sealing the first fragment at once nothing would be sealed yet.
+    @Test(arguments: ["mp4", "mkv"])
+    func aRecordingKilledRightAfterItsFirstFrameKeepsIt(container: String) throws {
+        try #require(FileManager.default.isExecutableFile(atPath: obscura), "build first: swift build")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-early-age-\(container)-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let made = try runProgram("age-keygen", ["-o", dir + "/key.txt"])
+        try #require(made.status == 0, "age-keygen: \(made.stderr)")
+        let recipient = try #require(made.stderr.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+        let file = "\(dir)/e.\(container).age", stamps = "\(dir)/e.txt"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: obscura)
+        process.arguments = ["record", "--camera", "synthetic", "--size", "640x480", "--bit-rate", "200000", "--duration", "60",
+                             "--recipient", recipient, "--timestamps", stamps, "--output", file]
+        process.standardError = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        // Polled, not timed: the second frame's time stored, then the kill at once.
+        var stored = 0
+        for _ in 0..<60_000 where process.isRunning && stored < 2 {
+            stored = ((try? String(contentsOfFile: stamps, encoding: .utf8)) ?? "").split(separator: "\n").filter { !$0.hasPrefix("#") }.count
+            if stored < 2 { usleep(500) }
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        try #require(stored >= 2, "the recorder never stored a second frame")
+        let size = (try? FileManager.default.attributesOfItem(atPath: file + ".partial")[.size] as? Int) ?? 0
+        let decrypted = try runProgram(obscura, ["decrypt", "--identity-file", "\(dir)/key.txt", file + ".partial"])
+        #expect(decrypted.status == 0, "\(decrypted.stderr)")
+        let plain = "\(dir)/e.\(container).partial"
+        let (frames, faults) = Self.decodeFaults(plain, container: container)
+        #expect(frames >= 1 && faults.isEmpty, "killed with \(stored) frames stored, \(size) bytes: \(frames) frames; \(faults); \(decrypted.stdout)\(decrypted.stderr)")
+    }
 }
