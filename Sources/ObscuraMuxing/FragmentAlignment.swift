@@ -18,9 +18,6 @@ struct FragmentAlignment {
     /// A running mean of the sizes of the video packets between keyframes
     /// (what the next frame most likely takes).
     private var meanVideoPacket = 0.0
-    /// Filler written, and how many times.
-    private(set) var fillerBytes: Int64 = 0
-    private(set) var fills = 0
 
     mutating func took(bytes: Int, video: Bool, keyframe: Bool = false) {
         openBytes += bytes
@@ -28,11 +25,9 @@ struct FragmentAlignment {
         if video, !keyframe { meanVideoPacket = meanVideoPacket == 0 ? Double(bytes) : meanVideoPacket + (Double(bytes) - meanVideoPacket) / 8 }
     }
 
-    /// The file grew to whole fragments, then `filler` bytes were added.
-    mutating func aligned(filler: Int) {
+    /// The file grew to whole fragments, and filler was added after them.
+    mutating func aligned() {
         (openBytes, openPackets) = (0, 0)
-        fillerBytes += Int64(filler)
-        fills += 1
     }
 
     /// Whether the fragment being built, ended now, would end close to a

@@ -226,10 +226,6 @@ public final class MovieWriter {
     private var fragmentOpen = false
     /// Fragments aligned to age's chunks: where to end them.
     private var alignment: FragmentAlignment?
-    /// Encrypted: the filler after the first fragment (aligned always).
-    private var firstFiller: Int?
-    /// Encrypted: filler written to align fragments to age's chunks.
-    public var fillerBytes: Int64 { alignment?.fillerBytes ?? Int64(firstFiller ?? 0) }
 
     private var guessedDuration: Int64 {
         let interval = nominalInterval > 0 && lastDuration > 0 ? min(nominalInterval, lastDuration)
@@ -325,9 +321,8 @@ public final class MovieWriter {
             // Whole fragments came (where this writer ended one, or the
             // muxer did; or the first, always): filled up to age's chunk,
             // which is sealed.
-            let filler = output.alignToChunk()
-            alignment?.aligned(filler: filler)
-            firstFiller = firstFiller ?? filler
+            output.alignToChunk()
+            alignment?.aligned()
         }
         guard output.error == nil else { return }
         completeSize = output.size
