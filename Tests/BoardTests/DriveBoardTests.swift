@@ -55,12 +55,20 @@ extension VirtualBoardTests {
             obscura ctl record stop > /dev/null
             sd_finished() { ls $sd | grep -q sha256 && [ -z "$(ls /var/lib/obscura/incoming)" ]; }
             wait_for 120 "the SD card's recording finished" sd_finished
-            for f in $sd/*.mp4; do echo "sd-file=$(basename $f) frames=$(frames $f)"; done
-            (cd $sd && sha256sum -c *.sha256 | sed 's/^/sum: /')
             obscura status | sed 's/^/status: /'
             grep -E '^obscura_(storage_present|storage_active|stage_restarts_total)' /run/obscura-metrics/obscura.prom | sed 's/^/metric: /'
             journalctl -u obscura --no-pager -o short-monotonic | grep -E "recording goes on on the SD card" | sed 's/^/mono: /'
             journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | grep -v "^obscura: encoder" | sed 's/^/journal: /'
+            # Every SD file's checksum; frames read back (an ffprobe each, seconds
+            # on a slow board, where 2 s segments hold few frames) until a few
+            # are seen.
+            (cd $sd && sha256sum -c *.sha256 | sed 's/^/sum: /')
+            total=0
+            for f in $sd/*.mp4; do
+                [ $total -ge \(least) ] && break
+                n=$(frames $f); total=$((total + n)); echo "sd-file=$(basename $f) frames=$n"
+            done
+            echo "sd-files=$(ls $sd/*.mp4 | wc -l)"
             """, timeout: 300, options: ["--systemd", "--usb-disk", image])
         let out = result.stdout
         let lines = out.split(separator: "\n").map(String.init)
@@ -91,7 +99,8 @@ extension VirtualBoardTests {
         #expect(!sdFiles.isEmpty, "\(out)")
         let sdFrames = sdFiles.compactMap { Int($0.components(separatedBy: "frames=").last ?? "") }.reduce(0, +)
         #expect(sdFrames >= least, "the fallback files play: \(sdFiles)")
-        #expect(lines.filter { $0.hasPrefix("sum: ") && $0.hasSuffix(": OK") }.count == sdFiles.count, "\(out)")
+        let sdCount = try #require(number(after: "sd-files="), "\(out)")
+        #expect(sdCount >= Double(sdFiles.count) && lines.filter { $0.hasPrefix("sum: ") && $0.hasSuffix(": OK") }.count == Int(sdCount), "\(out)")
         #expect(lines.contains("status: storage usb: LABEL=OBSCURA, absent"), "\(out)")
         #expect(lines.contains("metric: obscura_storage_present{storage=\"usb\",path=\"LABEL=OBSCURA\"} 0"), "\(out)")
         #expect(lines.contains("metric: obscura_stage_restarts_total{stage=\"storage\"} 1"), "\(out)")

@@ -31,12 +31,14 @@ extension VirtualBoardTests {
             . board/virtual/waiting.sh
             answers() { obscura status > /dev/null 2>&1; }; wait_for 120 "the service to answer" answers
             # Segments, a photo, then a kill mid-recording: systemd restarts
-            # the service, which keeps the interrupted file.
+            # the service, which keeps the interrupted file. (Stopped once two
+            # segments are sealed: every file costs the pull time on a slow
+            # board, and 2 s segments pile up while a photo is awaited.)
             obscura ctl record start | sed 's/^/start: /'
             two_sealed() { [ "$(ls $rec/*.mp4.age.sha256 2>/dev/null | wc -l)" -ge 2 ]; }; wait_for 180 "two finished encrypted segments" two_sealed
+            obscura ctl record stop > /dev/null
             obscura ctl photo | sed 's/^/photo: /'
             photo_sealed() { ls $photos/*.jpg.age.sha256 > /dev/null 2>&1; }; wait_for 120 "the encrypted photo" photo_sealed
-            obscura ctl record stop > /dev/null
             incoming_empty() { [ -z "$(ls $inc)" ]; }; wait_for 120 "nothing left in the incoming folder" incoming_empty
             # One file, its fragments aligned to age's chunks, killed once it
             # holds a few seconds of sealed chunks.
@@ -75,10 +77,7 @@ extension VirtualBoardTests {
             obscura pull --port 2222 --identity $k/user --known-hosts $k/known_hosts --identity-file $k/identity.txt \
                 obscura-fetch@127.0.0.1 $k/dest > $k/pull.out 2> $k/pull.err; echo "pull-rc=$?"
             sed 's/^/pull: /' $k/pull.out $k/pull.err
-            for f in $k/dest/*.mp4; do
-                echo "pulled=$(basename $f) frames=$(frames $f)"
-                ffmpeg -v error -i $f -enc_time_base -1 -f null - 2>&1 | head -3 | sed "s|^|decode-error=$(basename $f): |"
-            done
+            for f in $k/dest/*.mp4; do echo "pulled=$(basename $f) frames=$(frames $f)"; done
             for f in $k/dest/*.jpg; do echo "pulled-photo=$(basename $f) $(exiftool -s -s -s -Make -ImageSize $f | tr '\n' ' ')"; done
             journalctl -u obscura --no-pager -o cat | grep -E "recovered an interrupted|encrypt|first frame taken|encoder " | sed 's/^/journal: /'
             echo "active=$(systemctl is-active obscura) restarts=$(systemctl show -p NRestarts --value obscura)"
@@ -103,13 +102,11 @@ extension VirtualBoardTests {
         let pulled = lines.filter { $0.hasPrefix("pulled=") }
         #expect(pulled.count == onDevice.filter { $0.hasSuffix(".mp4.age") }.count, "\(out)")
         // Every file plays (a segment cut by the stop may be short), the
-        // interrupted one too (decrypted and cut back to whole fragments),
-        // with not one error from FFmpeg.
+        // interrupted one too (decrypted and cut back to whole fragments).
         for line in pulled {
             let frames = Int(line.split(separator: "=").last ?? "") ?? 0
             #expect(frames > 0, "\(line)")
         }
-        #expect(!lines.contains { $0.hasPrefix("decode-error=") }, "\(out)")
         #expect(lines.contains { $0.hasPrefix("pulled-photo=") && $0.contains(" Obscura ") }, "\(out)")
         #expect(lines.contains { $0.hasPrefix("pull: ") && $0.contains("the recording was interrupted") }, "\(out)")
 
@@ -126,15 +123,15 @@ extension VirtualBoardTests {
             if age.status != 0 {
                 interrupted += 1
                 #expect(age.stderr.contains("unexpected EOF") || age.stderr.contains("failed to decrypt"), "\(name): \(age.stderr)")
-                // Its fragments were aligned to age's chunks: what age gave
-                // is whole fragments, which FFmpeg decodes with no error.
-                let decoded = try ffmpegDecodeErrors(plain)
-                #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(name), decrypted by age -d: \(decoded.stderr)")
             }
             if name.hasSuffix(".jpg.age") {
                 #expect(age.status == 0, "\(name): \(age.stderr)")
                 #expect(try exiftoolValidation(plain) == "OK", "\(name)")
             } else {
+                // Each recording as age -d gives it (the interrupted one too:
+                // its fragments were aligned) decodes with not one FFmpeg error.
+                let decoded = try ffmpegDecodeErrors(plain)
+                #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(name), decrypted by age -d: \(decoded.stderr)")
                 let probe = try runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_packets",
                                                        "-show_entries", "stream=nb_read_packets", "-of", "csv=p=0", plain])
                 let frames = Int(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
@@ -144,9 +141,9 @@ extension VirtualBoardTests {
         }
         #expect(interrupted == 1, "one file was cut off by the kill: \(files)")
 
-        // The caption the service burned in (the photo output reads the same
-        // frames, so it went on copies): the first recording's first file,
-        // every frame right to the second from the journaled first frame.
+        // The caption the service burned in: the first recording's first
+        // file, every frame right to the second from the journaled first
+        // frame.
         let first = try #require(lines.first { $0.contains("first frame taken at ") }, "\(out)")
         let path = try #require(first.split(separator: " ").first { $0.hasSuffix(".mp4.age:") }).dropLast()
         let zero = try #require(Double(first.split(separator: "(").last?.split(separator: " ").first ?? ""), "\(first)")

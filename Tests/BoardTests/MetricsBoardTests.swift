@@ -30,8 +30,9 @@ extension VirtualBoardTests {
             last() { query "last_over_time($1%5B5m%5D)"; }
             . board/virtual/waiting.sh
             scraped() { last obscura_frames_total | grep -q '"value":\\[[0-9.]*,"[1-9]'; }
-            # (Prometheus starts slowly under emulation: a bound of board time, not of tries.)
-            wait_for 240 "Prometheus to have scraped a frame count above 0" scraped
+            # (Prometheus starts slowly under emulation, minutes on a starved
+            # board: a generous bound of board time, not of tries.)
+            wait_for 480 "Prometheus to have scraped a frame count above 0" scraped
             echo "file-mode=$(stat -c %a /run/obscura-metrics/obscura.prom)"
             busybox wget -qO- http://127.0.0.1:9100/metrics | grep -E '^(node_textfile_scrape_error|obscura_state|obscura_frames_total|obscura_storage_free_bytes)' | sed 's/^/exporter: /'
             echo "promql-frames=$(last obscura_frames_total)"
@@ -46,7 +47,7 @@ extension VirtualBoardTests {
             echo "file-pts=$(ffprobe -v error -select_streams v:0 -show_entries packet=pts_time -of csv=p=0 "$f" | tr '\n' ' ')"
             journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | sed 's/^/journal: /'
             journalctl -u prometheus --no-pager -o cat | tail -n 5 | sed 's/^/prometheus: /'
-            """, timeout: 400, options: ["--systemd"])
+            """, timeout: 700, options: ["--systemd"])
         let out = result.stdout
         let lines = out.split(separator: "\n").map(String.init)
         func value(_ prefix: String) -> String? { lines.first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) } }
