@@ -140,14 +140,17 @@ extension VirtualBoardTests {
         #expect(result.stderr.contains("preview off: another process holds DRM master on /dev/dri/card0"), "\(result.stderr)")
         #expect(out.contains("preview: headless: another process holds DRM master"))
         let frames = out.split(separator: "\n").first { $0.hasPrefix("nb_read_frames=") }.flatMap { Int($0.dropFirst(15)) } ?? 0
-        // Two seconds of the camera's frames (the Debian 13 boards' vimc gives
-        // about 1.5 a second): the file's last frame, and the longest
-        // interval between its frames, reach the end of the two seconds.
+        // Two seconds by the camera's timestamps, however many frames the
+        // camera gave (a slowed board: one, the next came after the two
+        // seconds): every frame the recorder kept is in the file, and with
+        // two or more, the file's last frame and the longest interval between
+        // its frames reach the end of the two seconds.
         let recorded = try #require(RecordingSummary.find(in: out), "\(out)")
         let pts = out.split(separator: "\n").first { $0.hasPrefix("pts=") }.map {
             $0.dropFirst(4).split(separator: " ").compactMap { Double($0) } } ?? []
         let longest = zip(pts.dropFirst(), pts).map { $0 - $1 }.max() ?? 0
-        #expect(frames >= 2 && frames == recorded.frames && pts.count == frames && (pts.last ?? 0) + longest >= 2 - 0.05,
+        #expect(frames >= 1 && frames == recorded.frames && pts.count == frames && recorded.line.hasSuffix("finished: maximum duration reached")
+                    && (frames == 1 || (pts.last ?? 0) + longest >= 2 - 0.05),
                 "the recording beside a held display has \(frames) frames at \(pts): \(recorded.line)")
         let summary = try #require(out.split(separator: "\n").first { $0.hasPrefix("preview: showing") }, "\(out)")
         #expect(summary.contains("0.00 copies per frame") && summary.contains("0 converted"), "\(summary)")
@@ -198,10 +201,11 @@ extension VirtualBoardTests {
         #expect(result.stderr.contains("preview off: no display for the preview: no /dev/dri/card*"), "\(result.stderr)")
         #expect(!result.stdout.contains("record failed"))
         let frames = result.stdout.split(separator: "\n").first { $0.hasPrefix("nb_read_frames=") }.flatMap { Int($0.dropFirst(15)) } ?? 0
-        // Every frame the recorder says it kept is in the file (at least a
-        // few: the camera ran), whatever rate this machine gave the camera.
+        // Every frame the recorder says it kept is in the file (at least one:
+        // the camera ran), whatever rate this machine gave the camera (a
+        // slowed board's next frame came after the two seconds).
         let summary = try #require(RecordingSummary.find(in: result.stdout, path: "/tmp/h.mp4"), "\(result.stdout)")
-        #expect(frames == summary.frames && frames >= 5, "\(summary.line)\n\(result.stdout)")
+        #expect(frames == summary.frames && frames >= 1, "\(summary.line)\n\(result.stdout)")
     }
 }
 }
