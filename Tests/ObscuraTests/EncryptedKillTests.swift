@@ -173,9 +173,7 @@ import TestSupport
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-kill-age-\(container)-\(getpid())").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let made = try runProgram("age-keygen", ["-o", dir + "/key.txt"])
-        try #require(made.status == 0, "age-keygen: \(made.stderr)")
-        let recipient = try #require(made.stderr.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+        let recipient = try makeAgeIdentity(in: dir)
         let results = Mutex<[Int: Trial]>([:])
         DispatchQueue.concurrentPerform(iterations: 2) { worker in
             for n in stride(from: worker, to: Self.trials, by: 2) {
@@ -225,9 +223,7 @@ import TestSupport
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-early-age-\(container)-\(getpid())").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let made = try runProgram("age-keygen", ["-o", dir + "/key.txt"])
-        try #require(made.status == 0, "age-keygen: \(made.stderr)")
-        let recipient = try #require(made.stderr.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+        let recipient = try makeAgeIdentity(in: dir)
         let file = "\(dir)/e.\(container).age", stamps = "\(dir)/e.txt"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: obscura)

@@ -150,9 +150,7 @@ import TestSupport
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-aligned-\(container)-\(getpid())").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let made = try runProgram("age-keygen", ["-o", dir + "/key.txt"])
-        try #require(made.status == 0, "age-keygen: \(made.stderr)")
-        let recipient = try #require(made.stderr.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+        let recipient = try makeAgeIdentity(in: dir)
         let file = "\(dir)/r.\(container).age"
         let recorded = try runProgram(obscura, ["record", "--camera", "synthetic", "--size", "640x480", "--duration", "4", "--bit-rate", "1000000",
                                                 "--recipient", recipient, "--align-to-age-chunks", "--output", file])

@@ -140,3 +140,14 @@ public func exiftoolValidation(_ file: String) throws -> String {
 public func ffmpegDecodeErrors(_ file: String) throws -> ProcessResult {
     try runProgram("ffmpeg", ["-v", "error", "-i", file, "-enc_time_base", "-1", "-f", "null", "-"])
 }
+
+/// A fresh age identity made by Debian's age-keygen in `dir` (`key.txt`);
+/// its recipient (`age1…`).
+public func makeAgeIdentity(in dir: String) throws -> String {
+    let made = try runProgram("age-keygen", ["-o", dir + "/key.txt"])
+    guard made.status == 0, let recipient = made.stderr.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines),
+          recipient.hasPrefix("age1") else {
+        throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: "age-keygen: exit \(made.status): \(made.stderr)"])
+    }
+    return recipient
+}
