@@ -15,8 +15,9 @@ extension VirtualBoardTests {
             echo "folder=$(stat -c %a:%U /run/obscura-metrics)"
             cat > /etc/prometheus/prometheus.yml <<'YAML'
             global:
-              scrape_interval: 1s
-              evaluation_interval: 1s
+              scrape_interval: 5s
+              scrape_timeout: 5s
+              evaluation_interval: 5s
             scrape_configs:
               - job_name: node
                 static_configs:
@@ -31,7 +32,9 @@ extension VirtualBoardTests {
             . board/virtual/waiting.sh
             scraped() { last obscura_frames_total | grep -q '"value":\\[[0-9.]*,"[1-9]'; }
             # (Prometheus starts slowly under emulation, minutes on a starved
-            # board: a generous bound of board time, not of tries.)
+            # board: a generous bound of board time, not of tries. Scrapes get
+            # 5 s: node_exporter's answer takes over a second there, and a
+            # 1 s scrape timed out every time.)
             wait_for 480 "Prometheus to have scraped a frame count above 0" scraped
             echo "file-mode=$(stat -c %a /run/obscura-metrics/obscura.prom)"
             busybox wget -qO- http://127.0.0.1:9100/metrics | grep -E '^(node_textfile_scrape_error|obscura_state|obscura_frames_total|obscura_storage_free_bytes)' | sed 's/^/exporter: /'

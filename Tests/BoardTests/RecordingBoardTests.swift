@@ -46,17 +46,22 @@ extension VirtualBoardTests {
         #expect(preRoll >= 2.0, "pre-roll \(preRoll) s")
         let packets = result.stdout.components(separatedBy: "--packets\n").last!.split(separator: "\n")
         // The file starts at the LAST keyframe at or before the trigger − 2 s:
-        // its next keyframe comes after that moment.
+        // its next keyframe, if it has one (a keyframe interval of the nominal
+        // rate's frames can outlast the file when the camera is slow), comes
+        // after that moment.
         let keyframes = packets.filter { $0.split(separator: ",").last?.hasPrefix("K") == true }
             .compactMap { $0.split(separator: ",").first.flatMap { Double($0) } }
-        #expect(keyframes.count >= 2)
+        #expect(!keyframes.isEmpty)
         if keyframes.count >= 2 {
             #expect(keyframes[1] > preRoll - 2.0, "keyframe at \(keyframes[1]) s is at or before the trigger − 2 s (\(preRoll - 2.0) s)")
         }
         #expect(packets.first?.split(separator: ",").last?.hasPrefix("K") == true, "the file must start with a keyframe: \(packets.prefix(2))")
-        let times = packets.compactMap { $0.split(separator: ",").first.flatMap { Double($0) } }
-        let last = try #require(times.max())
-        #expect(abs(last - (preRoll + 1)) < 0.2, "file ends at \(last) s; pre-roll \(preRoll) s + 1 s recorded")
+        // It ends 1 s after the trigger, to within the longest interval between
+        // its frames (the camera's own pace in this run).
+        let times = packets.compactMap { $0.split(separator: ",").first.flatMap { Double($0) } }.sorted()
+        let last = try #require(times.last)
+        let longest = zip(times.dropFirst(), times).map { $0 - $1 }.max() ?? 0
+        #expect(abs(last - (preRoll + 1)) < max(0.2, longest + 0.05), "file ends at \(last) s; pre-roll \(preRoll) s + 1 s recorded; frames up to \(longest) s apart")
     }
 
     @Test func unbindingTheCameraFinalizesTheRecordingAsCameraLost() throws {
