@@ -22,6 +22,10 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "obscura", targets: ["obscura"]),
+        // The camera shim for this machine's libcamera, opened by the program
+        // at run time (Sources/CCamera/include/obscura_camera_shim.h);
+        // deploy/build-camera-shims builds it for every other libcamera.
+        .library(name: "obscura-camera", type: .dynamic, targets: ["CCameraShim"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -44,7 +48,11 @@ let package = Package(
                        providers: [.apt(["libgpiod-dev"])]),
 
         // Thin shims exposing plain C headers.
-        .target(name: "CCamera", dependencies: ["CLibCamera"]),
+        // CCamera: the program's side (loader.c), linking no libcamera;
+        // CCameraShim: camera.cpp, the only code that includes libcamera.
+        .target(name: "CCamera", linkerSettings: [.linkedLibrary("dl")]),
+        // (its include/ is CCamera's, by a symbolic link).
+        .target(name: "CCameraShim", dependencies: ["CLibCamera"]),
         .target(name: "CGPIO", dependencies: ["CLibGPIOD"]),
         .target(name: "CSystem"),
         // toml++ (Debian's libtomlplusplus-dev), compiled in header-only: no library at run time.

@@ -142,6 +142,13 @@ public final class CameraManager: Sendable {
 
     /// The manager, started on first call. Throws when libcamera cannot start.
     public static func start() throws(ShimError) -> CameraManager {
+        // The shim for the installed libcamera first; not kept when it fails,
+        // so a libcamera installed later is found by the next call.
+        do throws(CameraLibraryError) {
+            _ = try CameraLibrary.load()
+        } catch {
+            throw ShimError(message: error.description, code: -ENOENT)
+        }
         let result = shared.withLock { state -> Result<CameraManager, ShimError> in
             if let state { return state }
             // libcamera logs INFO and WARN lines to stderr by default; keep errors
@@ -217,7 +224,8 @@ public final class CameraManager: Sendable {
         for observer in current { observer(added, id) }
     }
 
-    /// The libcamera version Obscura was compiled against.
+    /// The version of the libcamera headers the open shim was built with
+    /// ("none" before one is open; see CameraLibrary).
     public static var libcameraVersion: String { String(cString: oc_libcamera_version()) }
 
     /// Cameras libcamera found (it lists only media devices udev has initialised).

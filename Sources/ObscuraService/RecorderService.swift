@@ -110,6 +110,7 @@ public actor RecorderService {
     private var session: CaptureSession?
     private var movie: MovieFileOutput?
     private var photoOutput: PhotoOutput?
+    private var cameraLayerLogged = false
     private var previewOutput: PreviewOutput?
     private var lastEncoderLine = ""
     private var device: CaptureDevice?
@@ -367,6 +368,7 @@ public actor RecorderService {
             status.camera = device.uniqueID
             if let stream = session.activeConfiguration?.streams.first {
                 logger.info("camera \(device.uniqueID): \(stream.pixelFormat) \(stream.size)")
+                logCameraLayer()
             }
             Task { [events = session.events()] in
                 for await event in events { self.sessionEvent(event) }
@@ -377,6 +379,14 @@ public actor RecorderService {
         } catch {
             fail("camera: \(error)")
         }
+    }
+
+    /// Which libcamera and which shim drive the camera, once per process.
+    private func logCameraLayer() {
+        guard !cameraLayerLogged, let layer = CameraLibrary.loaded else { return }
+        cameraLayerLogged = true
+        logger.notice("camera layer: \(layer) (headers \(CameraManager.libcameraVersion))")
+        if let warning = layer.warning { logger.warning("\(warning)") }
     }
 
     private func sessionEvent(_ event: CaptureSession.Event) {

@@ -59,6 +59,29 @@ public enum Syscalls {
         }
     }
 
+    /// The names in the folder `path` (without "." and "..").
+    public static func folderEntries(_ path: String) throws(SystemError) -> [String] {
+        guard let folder = opendir(path) else { throw SystemError.errno("opendir", path) }
+        defer { closedir(folder) }
+        var names: [String] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(folder) else {
+                if errno != 0 { throw SystemError.errno("readdir", path) }
+                return names
+            }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+            if name != "." && name != ".." { names.append(name) }
+        }
+    }
+
+    /// `path` with every symbolic link resolved (realpath).
+    public static func resolvedPath(_ path: String) throws(SystemError) -> String {
+        guard let resolved = realpath(path, nil) else { throw SystemError.errno("realpath", path) }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     /// Writes `bytes` to `temporary`, fsyncs it and renames it to `path`, so
     /// `path` is either absent, the old file, or the whole new one. The
     /// temporary must be on `path`'s filesystem; it is removed on failure.

@@ -18,6 +18,10 @@ struct DevicesCommand: AsyncParsableCommand {
             if microphones.isEmpty { print("audio: no capture devices (video-only recordings)") }
             for m in microphones { print("audio \"\(m.id)\": \(m.name)") }
             let manager = try CameraManager.start()
+            if let layer = CameraLibrary.loaded {
+                print("libcamera \(layer.libcamera.version) (\(layer.libcamera.path)), shim \(layer.shim) (built with libcamera \(CameraManager.libcameraVersion)'s headers)")
+                if let warning = layer.warning { print("warning: \(warning)") }
+            }
             let cameras = manager.cameras
             guard !cameras.isEmpty else { throw CameraError.noCameras(libcameraVersion: CameraManager.libcameraVersion) }
             for camera in cameras {

@@ -1,10 +1,11 @@
 /*
  * obscura_camera.h — a plain C facade over libcamera (C++).
  *
- * Swift imports this header; only camera.cpp includes libcamera. The facade
- * builds against libcamera 0.0.3 (Debian 12) and >= 0.3 (newer Debian,
- * Raspberry Pi OS); version differences are handled in camera.cpp with
- * LIBCAMERA_VERSION_MAJOR/MINOR guards.
+ * Swift imports this header; only camera.cpp (Sources/CCameraShim) includes
+ * libcamera. It is built once per libcamera ABI (0.0.3 for Debian 12, 0.3 to
+ * 0.7 for newer Debian and Raspberry Pi OS; version differences handled with
+ * LIBCAMERA_VERSION_MAJOR/MINOR guards), and the program reaches the one that
+ * matches the installed libcamera through loader.c (obscura_camera_shim.h).
  *
  * Conventions: functions returning int answer 0 on success or a negative errno;
  * on failure they write a message naming the libcamera call that failed into
@@ -21,6 +22,14 @@
 
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+/* Inside a shim (camera.cpp) the functions are internal: only its table
+ * leaves the library (obscura_camera_shim.h). */
+#ifdef OC_SHIM_BUILD
+#define OC_API __attribute__((visibility("hidden")))
+#else
+#define OC_API
 #endif
 
 typedef struct oc_manager oc_manager;
@@ -50,12 +59,12 @@ enum oc_config_status {
 #define OC_MAX_STREAMS 4
 
 /* Version of libcamera the facade was compiled against, e.g. "0.0.3". */
-const char *oc_libcamera_version(void);
+OC_API const char *oc_libcamera_version(void);
 
 /* The process-wide camera manager. libcamera allows only one per process. */
-int oc_manager_create(oc_manager **out, char *err, size_t errlen);
-void oc_manager_destroy(oc_manager *manager);
-int oc_manager_camera_count(oc_manager *manager);
+OC_API int oc_manager_create(oc_manager **out, char *err, size_t errlen);
+OC_API void oc_manager_destroy(oc_manager *manager);
+OC_API int oc_manager_camera_count(oc_manager *manager);
 
 typedef struct {
     char id[256];
@@ -68,7 +77,7 @@ typedef struct {
     int32_t pixel_array_height;
 } oc_camera_info;
 
-int oc_manager_camera_info(oc_manager *manager, int index, oc_camera_info *out);
+OC_API int oc_manager_camera_info(oc_manager *manager, int index, oc_camera_info *out);
 
 /* One stream format offered for a role: a pixel format with a size range and
  * the discrete sizes libcamera lists for it. */
@@ -82,9 +91,9 @@ typedef struct {
 
 /* Formats the camera offers for `role`. Writes up to `max` entries; returns how
  * many exist (may exceed max), or a negative errno. */
-int oc_manager_formats(oc_manager *manager, int camera_index, int role,
+OC_API int oc_manager_formats(oc_manager *manager, int camera_index, int role,
                        oc_format_info *out, int max, char *err, size_t errlen);
-int oc_manager_format_size(oc_manager *manager, int camera_index, int role,
+OC_API int oc_manager_format_size(oc_manager *manager, int camera_index, int role,
                            int format_index, int size_index,
                            uint32_t *width, uint32_t *height);
 
@@ -112,24 +121,24 @@ typedef struct {
 } oc_control_info;
 
 /* Controls the camera offers. Same counting convention as oc_manager_formats. */
-int oc_manager_controls(oc_manager *manager, int camera_index,
+OC_API int oc_manager_controls(oc_manager *manager, int camera_index,
                         oc_control_info *out, int max);
 
 /* Camera hot-plug: `added` is 1 when a camera appears, 0 when it goes. Runs on
  * libcamera's thread. The manager's camera list is refreshed before the call. */
 typedef void (*oc_hotplug_fn)(void *context, int added, const char *id);
-void oc_manager_set_hotplug(oc_manager *manager, oc_hotplug_fn fn, void *context);
+OC_API void oc_manager_set_hotplug(oc_manager *manager, oc_hotplug_fn fn, void *context);
 
 /* --- An acquired camera: Acquired → Configured → Running ------------------ */
 
-int oc_camera_acquire(oc_manager *manager, const char *id, oc_camera **out,
+OC_API int oc_camera_acquire(oc_manager *manager, const char *id, oc_camera **out,
                       char *err, size_t errlen);
 /* Stops if running, frees buffers, releases the camera. */
-void oc_camera_release(oc_camera *camera);
+OC_API void oc_camera_release(oc_camera *camera);
 /* Lets go of a camera whose device vanished without stopping it (stopping
  * one trips libcamera's assertions): no more completions are delivered and
  * our references go; libcamera tears it down with its manager. */
-void oc_camera_abandon(oc_camera *camera);
+OC_API void oc_camera_abandon(oc_camera *camera);
 
 typedef struct {
     int32_t role;          /* enum oc_role */
@@ -158,7 +167,7 @@ typedef struct {
 /* Validates and applies one configuration for `count` streams. Returns the
  * enum oc_config_status (>= 0) with the resolved streams in `result`, or a
  * negative errno. An invalid configuration is not applied. */
-int oc_camera_configure(oc_camera *camera, const oc_stream_request *requests,
+OC_API int oc_camera_configure(oc_camera *camera, const oc_stream_request *requests,
                         int count, oc_stream_result *result,
                         oc_config_options *options, /* in: asked; out: applied */
                         char *err, size_t errlen);
@@ -177,7 +186,7 @@ typedef struct {
 /* Buffers are allocated by oc_camera_configure. Their fds belong to the
  * allocator and are closed by the next configure or release: dup what must
  * outlive them. */
-int oc_camera_buffer(oc_camera *camera, int stream, int index, oc_buffer_info *out);
+OC_API int oc_camera_buffer(oc_camera *camera, int stream, int index, oc_buffer_info *out);
 
 enum oc_metadata_flag {
     OC_META_SENSOR_TIMESTAMP = 1 << 0,
@@ -228,24 +237,24 @@ typedef struct {
 } oc_completion;
 
 /* The name of a control or metadata id (from libcamera's control list), or NULL. */
-const char *oc_control_name(uint32_t id);
+OC_API const char *oc_control_name(uint32_t id);
 
 typedef void (*oc_completion_fn)(void *context, const oc_completion *completion);
 
 /* Starts streaming and queues the requests named in `queue` (indices into the
  * configuration's requests: those whose buffers nobody holds). Pending
  * controls go with the first of them. */
-int oc_camera_start(oc_camera *camera, oc_completion_fn fn, void *context,
+OC_API int oc_camera_start(oc_camera *camera, oc_completion_fn fn, void *context,
                     const uint32_t *queue, int count, char *err, size_t errlen);
 /* Gives a completed request back to the camera (with pending controls). */
-int oc_camera_requeue(oc_camera *camera, uint64_t request, char *err, size_t errlen);
+OC_API int oc_camera_requeue(oc_camera *camera, uint64_t request, char *err, size_t errlen);
 /* Stops streaming; pending requests complete as cancelled before it returns. */
-int oc_camera_stop(oc_camera *camera, char *err, size_t errlen);
+OC_API int oc_camera_stop(oc_camera *camera, char *err, size_t errlen);
 
 /* Sets a control by name for the next queued request (or the start). Values
  * are converted to the control's type; a control the camera lacks or a value
  * count that does not fit is an error. Rectangles are x, y, w, h quadruples. */
-int oc_camera_set_control(oc_camera *camera, const char *name,
+OC_API int oc_camera_set_control(oc_camera *camera, const char *name,
                           const double *values, int count, char *err, size_t errlen);
 
 #ifdef __cplusplus

@@ -1,13 +1,18 @@
 // camera.cpp — the only file that includes libcamera. See obscura_camera.h.
+// Built once per libcamera ABI into libobscura-camera.so.<version>, which the
+// program opens at run time (obscura_camera_shim.h); it exports nothing but
+// the table at the end of this file.
 //
 // Ownership: oc_manager owns the CameraManager; oc_camera owns the acquired
 // Camera, its configuration, its FrameBufferAllocator (and so the dmabufs) and
 // one Request per buffer. Swift never closes a dmabuf fd it got from here.
 
-#include "obscura_camera.h"
-
 #include <libcamera/libcamera.h>
 #include <libcamera/version.h>
+
+// The oc_* functions hidden: only obscura_camera_shim() leaves the library.
+#define OC_SHIM_BUILD 1
+#include "obscura_camera_shim.h"
 
 #include <cerrno>
 #include <cmath>
@@ -821,3 +826,31 @@ int oc_camera_set_control(oc_camera *camera, const char *name,
 }
 
 } // extern "C"
+
+extern "C" __attribute__((visibility("default"))) const oc_shim_table *obscura_camera_shim(void)
+{
+    static const oc_shim_table table = {
+        OC_SHIM_ABI,
+        OC_SHIM_LAYOUT,
+        oc_libcamera_version,
+        oc_manager_create,
+        oc_manager_destroy,
+        oc_manager_camera_count,
+        oc_manager_camera_info,
+        oc_manager_formats,
+        oc_manager_format_size,
+        oc_manager_controls,
+        oc_manager_set_hotplug,
+        oc_camera_acquire,
+        oc_camera_release,
+        oc_camera_abandon,
+        oc_camera_configure,
+        oc_camera_buffer,
+        oc_control_name,
+        oc_camera_start,
+        oc_camera_requeue,
+        oc_camera_stop,
+        oc_camera_set_control,
+    };
+    return &table;
+}
