@@ -6,6 +6,9 @@ import TestSupport
 /// OBSCURA_BOARD_DEB: Tests/arm64-board builds one for Debian 13 on arm64
 /// and runs this on that board.
 private let package = ProcessInfo.processInfo.environment["OBSCURA_BOARD_DEB"]
+/// Other libcamera versions as .deb files, one folder each (0.4/, 0.7/):
+/// board/virtual/libcamera-packages gathers them for Tests/arm64-board.
+private let libcameraPackages = ProcessInfo.processInfo.environment["OBSCURA_BOARD_LIBCAMERA_PACKAGES"]
 
 extension VirtualBoardTests {
 /// Installing the .deb as a Raspberry Pi owner does: the board booted with
@@ -72,6 +75,93 @@ struct PackageBoardTests {
         let frames = pulled.first.flatMap { $0.split(separator: "=").last.flatMap { Int($0) } } ?? 0
         // About three seconds of vimc: 1.5 fps on the emulated arm64 board, 30 on amd64.
         #expect(frames >= 3, "the pulled recording plays \(frames) frames")
+    }
+}
+
+    /// libcamera upgraded and taken back under the installed package, as an
+    /// `apt upgrade` from backports and a downgrade would do it: 0.4 (the
+    /// release's), then 0.7 and its IPA modules with 0.4 removed, then 0.4
+    /// again with 0.7 removed. Each time, without reinstalling Obscura, the
+    /// package's trigger restarts the service, which opens the shim for the
+    /// libcamera whose IPA modules are installed (the journal names it), lists
+    /// vimc and records a file ffprobe reads. Last, a libcamera this build
+    /// has no shim for (0.4's shim taken away): the service stays up and
+    /// `obscura status` says why there is no camera.
+    @Test(.enabled(if: libcameraPackages != nil, "OBSCURA_BOARD_LIBCAMERA_PACKAGES names no folder (Tests/arm64-board gathers them)"))
+    func libcameraUpgradedAndTakenBackUnderTheInstalledPackageStillRecords() throws {
+        let deb = try #require(package), packages = try #require(libcameraPackages)
+        let path = deb.hasPrefix("/") ? deb : packageRoot + "/" + deb
+        let folder = packages.hasPrefix("/") ? packages : packageRoot + "/" + packages
+        let result = try VirtualBoard.run(#"""
+            export PATH=$PATH:$(pwd)/board/virtual
+            . board/virtual/waiting.sh
+            k=/tmp/swap; mkdir -p $k
+            cp '\#(path)' /tmp/ && apt-get install -y --no-install-recommends /tmp/$(basename '\#(path)') > $k/apt.log 2>&1
+            echo "apt-rc=$?"
+            sed -i 's/^board = .*/board = "virtual"/' /etc/obscura/obscura.toml
+            systemctl restart obscura
+            layers() { journalctl -u obscura -o cat --no-pager | grep 'camera layer: '; }
+            layer_is() { layers | tail -1 | grep -q "libobscura-camera.so.$1 "; }
+            finished_count() { journalctl -u obscura -o cat --no-pager | grep -c 'recording finished'; }
+            has_frames() {
+                local f; f=$(ls /var/lib/obscura/incoming/*.partial 2>/dev/null | head -1)
+                [ -n "$f" ] && [ "$(ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$f" 2>/dev/null || echo 0)" -ge 2 ] 2>/dev/null
+            }
+            round() { # shim version, label
+                wait_for 300 "the service to open the camera through the $1 shim" layer_is $1 || return
+                echo "layer-$2=$(layers | tail -1)"
+                echo "devices-$2=$(obscura devices 2>&1 | grep -m1 '^libcamera ')"
+                camera_open() { obscura status 2>/dev/null | grep -q '^camera: [^n]'; }
+                wait_for 120 "the camera to be open" camera_open
+                echo "camera-$2=$(obscura status | grep '^camera: ')"
+                local before; before=$(finished_count)
+                obscura ctl record start > /dev/null
+                wait_for 300 "the recording to hold two frames" has_frames
+                obscura ctl record stop > /dev/null
+                finished() { [ "$(finished_count)" -gt "$before" ]; }
+                wait_for 120 "the recording to finish" finished
+                local f; f=$(ls -t /var/lib/obscura/recordings/*.mp4 | head -1)
+                echo "recorded-$2=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
+            }
+            round 0.4 first
+            # Upgrade: libcamera 0.7 and its IPA modules (trixie-backports), as files; 0.4 removed.
+            apt-get install -y --no-install-recommends '\#(folder)'/0.7/*.deb > $k/up.log 2>&1
+            echo "upgrade-rc=$?"; grep -m1 'restarting the recorder' $k/up.log | sed 's/^/upgrade: /'
+            apt-get remove -y libcamera0.4 > $k/rm4.log 2>&1; echo "remove-0.4-rc=$? obscura=$(dpkg-query -W -f='${Status}' obscura)"
+            round 0.7 upgraded
+            # Back: 0.4 and its IPA modules again; 0.7 removed.
+            apt-get install -y --allow-downgrades --no-install-recommends '\#(folder)'/0.4/*.deb > $k/down.log 2>&1
+            echo "downgrade-rc=$?"
+            apt-get remove -y libcamera0.7 > $k/rm7.log 2>&1; echo "remove-0.7-rc=$? obscura=$(dpkg-query -W -f='${Status}' obscura)"
+            round 0.4 back
+            # A libcamera this build has no shim for: the 0.4 shim taken away.
+            mv /usr/lib/obscura/camera/libobscura-camera.so.0.4 $k/
+            systemctl restart obscura
+            says_why() { obscura status 2>/dev/null | grep -q '^last error: camera: libcamera 0.4'; }
+            wait_for 120 "the status to say why there is no camera" says_why
+            echo "noshim-status=$(obscura status | grep '^last error: ')"
+            echo "noshim-active=$(systemctl is-active obscura)"
+            echo "noshim-devices=$(obscura devices 2>&1 | tail -1)"
+            """#, timeout: 1800, options: ["--systemd", "--no-install"])
+        let out = result.stdout
+        let lines = out.split(separator: "\n").map(String.init)
+        func value(_ key: String) -> String {
+            lines.first { $0.hasPrefix(key + "=") }.map { String($0.dropFirst(key.count + 1)) } ?? ""
+        }
+        #expect(value("apt-rc") == "0", "\(out)\(result.stderr)")
+        for (label, version) in [("first", "0.4"), ("upgraded", "0.7"), ("back", "0.4")] {
+            let shim = "/usr/lib/obscura/camera/libobscura-camera.so.\(version)"
+            #expect(value("layer-\(label)").hasPrefix("camera layer: libcamera \(version) (/usr/lib/aarch64-linux-gnu/libcamera.so.\(version)) through the shim \(shim)"), "\(label): \(out)")
+            #expect(value("devices-\(label)").hasPrefix("libcamera \(version) ") && value("devices-\(label)").contains("shim \(shim) "), "\(label): \(out)")
+            #expect(value("camera-\(label)").hasSuffix("vimc.0 Sensor B"), "\(label): vimc is listed and opened: \(out)")
+            #expect((Int(value("recorded-\(label)")) ?? 0) >= 2, "\(label): the recording holds at least the two frames seen: \(out)")
+        }
+        #expect(value("upgrade-rc") == "0" && value("downgrade-rc") == "0", "\(out)")
+        #expect(lines.contains("upgrade: obscura: libcamera changed: restarting the recorder to open its camera shim for the new one"), "\(out)")
+        #expect(value("remove-0.4-rc") == "0 obscura=install ok installed" && value("remove-0.7-rc") == "0 obscura=install ok installed", "\(out)")
+        #expect(value("noshim-status").hasPrefix("last error: camera: libcamera 0.4 (/usr/lib/aarch64-linux-gnu/libcamera.so.0.4) is installed; this build has shims for 0.7 (in /usr/lib/obscura/camera"), "\(out)")
+        #expect(value("noshim-active") == "active", "\(out)")
+        #expect(value("noshim-devices").hasPrefix("obscura: error: libcamera 0.4"), "\(out)")
     }
 }
 }
