@@ -66,7 +66,7 @@ int oc_shim_is_open(void)
     return atomic_load(&shim) != NULL;
 }
 
-// The forwarders. Every function but these first two takes an object a shim
+// The forwarders. Every function but the first four takes an object a shim
 // made, so a shim is open when it runs.
 static const oc_shim_table *open_shim(void)
 {
@@ -77,6 +77,12 @@ const char *oc_libcamera_version(void)
 {
     const oc_shim_table *t = open_shim();
     return t ? t->libcamera_version() : "none";
+}
+
+const char *oc_libcamera_runtime_version(void)
+{
+    const oc_shim_table *t = open_shim();
+    return t ? t->libcamera_runtime_version() : "none";
 }
 
 int oc_manager_create(oc_manager **out, char *err, size_t errlen)

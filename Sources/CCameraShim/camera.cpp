@@ -275,6 +275,11 @@ const char *oc_libcamera_version(void)
     return version;
 }
 
+const char *oc_libcamera_runtime_version(void)
+{
+    return CameraManager::version().c_str();
+}
+
 int oc_manager_create(oc_manager **out, char *err, size_t errlen)
 {
     auto m = std::make_unique<oc_manager>();
@@ -833,6 +838,7 @@ extern "C" __attribute__((visibility("default"))) const oc_shim_table *obscura_c
         OC_SHIM_ABI,
         OC_SHIM_LAYOUT,
         oc_libcamera_version,
+        oc_libcamera_runtime_version,
         oc_manager_create,
         oc_manager_destroy,
         oc_manager_camera_count,

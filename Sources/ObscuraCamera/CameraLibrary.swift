@@ -25,6 +25,9 @@ public struct CameraShimFile: Sendable, Equatable {
     public let path: String
     public let libcamera: String
 
+    /// The ABI version of the libcamera it needs ("0.7").
+    public var version: String { CameraLibrary.version(ofSoname: libcamera) }
+
     public init(path: String, libcamera: String) {
         self.path = path
         self.libcamera = libcamera
@@ -45,7 +48,7 @@ public struct CameraLayer: Sendable, Equatable, CustomStringConvertible {
 
 public enum CameraLibraryError: Error, Sendable, Equatable, CustomStringConvertible {
     case noLibcamera(lookedIn: [String], shims: [String])
-    case noShim(installed: [InstalledLibcamera], shims: [String], lookedIn: [String])
+    case noShim(installed: [InstalledLibcamera], shims: [CameraShimFile], lookedIn: [String])
     case shimFailed(libcamera: String, message: String)
 
     public var description: String {
@@ -60,9 +63,9 @@ public enum CameraLibraryError: Error, Sendable, Equatable, CustomStringConverti
                 return "libcamera \(found) is installed; this build has no camera shim at all (looked in "
                     + "\(folders.joined(separator: ", "))): reinstall Obscura, or build one for \(wanted)"
             }
-            return "libcamera \(found) is installed; this build has shims for \(CameraLibrary.list(shims)) "
-                + "(in \(folders.joined(separator: ", "))): install one of those libcamera versions "
-                + "(with its libcamera-ipa), or an Obscura built for \(wanted)"
+            return "libcamera \(found) is installed; this build has shims for \(CameraLibrary.list(shims.map(\.version))) "
+                + "(in \(CameraLibrary.folders(of: shims).joined(separator: ", "))): install one of those libcamera "
+                + "versions (with its libcamera-ipa), or an Obscura built for \(wanted)"
         case .shimFailed(let version, let message):
             return "the camera shim for libcamera \(version) could not be opened: \(message)"
         }
@@ -146,7 +149,7 @@ public enum CameraLibrary {
             }
             return .success(CameraLayer(libcamera: candidate, shim: shim.path, warning: warning))
         }
-        return .failure(.noShim(installed: withIPA + withoutIPA, shims: shimVersions, lookedIn: survey.shimFolders))
+        return .failure(.noShim(installed: withIPA + withoutIPA, shims: survey.shims, lookedIn: survey.shimFolders))
     }
 
     /// Looks at the system: libcamera in the library folders, the IPA
@@ -155,7 +158,8 @@ public enum CameraLibrary {
                               shimFolders: [String] = defaultShimFolders) -> Survey {
         var installed: [InstalledLibcamera] = []
         for folder in libraryFolders {
-            for name in entries(folder) where name.hasPrefix("libcamera.so.") {
+            // The file named by its soname (the link the dynamic linker follows) first.
+            for name in entries(folder).sorted(by: { $0.count < $1.count }) where name.hasPrefix("libcamera.so.") {
                 let path = folder + "/" + name
                 guard let elf = dependencies(path), let soname = elf.soname, soname.hasPrefix("libcamera.so."),
                       !installed.contains(where: { $0.soname == soname }) else { continue }
@@ -219,6 +223,13 @@ public enum CameraLibrary {
         #else
         return ""
         #endif
+    }
+
+    /// The folders holding `shims`, in their order.
+    static func folders(of shims: [CameraShimFile]) -> [String] {
+        var seen: [String] = []
+        for folder in shims.map({ parent($0.path) }) where !seen.contains(folder) { seen.append(folder) }
+        return seen
     }
 
     /// "libcamera.so.0.7" → "0.7".

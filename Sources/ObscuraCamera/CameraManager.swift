@@ -228,6 +228,10 @@ public final class CameraManager: Sendable {
     /// ("none" before one is open; see CameraLibrary).
     public static var libcameraVersion: String { String(cString: oc_libcamera_version()) }
 
+    /// The version the loaded libcamera reports of itself ("v0.5.2+99-bfd68f78"
+    /// on Raspberry Pi OS; "none" before a shim is open).
+    public static var libcameraRuntimeVersion: String { String(cString: oc_libcamera_runtime_version()) }
+
     /// Cameras libcamera found (it lists only media devices udev has initialised).
     public var cameras: [CameraDescription] {
         handleLock.withLock { box in

@@ -385,7 +385,7 @@ public actor RecorderService {
     private func logCameraLayer() {
         guard !cameraLayerLogged, let layer = CameraLibrary.loaded else { return }
         cameraLayerLogged = true
-        logger.notice("camera layer: \(layer) (headers \(CameraManager.libcameraVersion))")
+        logger.notice("camera layer: \(layer) (\(CameraManager.libcameraRuntimeVersion); shim built with \(CameraManager.libcameraVersion)'s headers)")
         if let warning = layer.warning { logger.warning("\(warning)") }
     }
 

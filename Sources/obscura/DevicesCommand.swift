@@ -19,7 +19,8 @@ struct DevicesCommand: AsyncParsableCommand {
             for m in microphones { print("audio \"\(m.id)\": \(m.name)") }
             let manager = try CameraManager.start()
             if let layer = CameraLibrary.loaded {
-                print("libcamera \(layer.libcamera.version) (\(layer.libcamera.path)), shim \(layer.shim) (built with libcamera \(CameraManager.libcameraVersion)'s headers)")
+                print("libcamera \(layer.libcamera.version) (\(layer.libcamera.path), \(CameraManager.libcameraRuntimeVersion)), "
+                      + "shim \(layer.shim) (built with libcamera \(CameraManager.libcameraVersion)'s headers)")
                 if let warning = layer.warning { print("warning: \(warning)") }
             }
             let cameras = manager.cameras

@@ -61,6 +61,10 @@ enum oc_config_status {
 /* Version of libcamera the facade was compiled against, e.g. "0.0.3". */
 OC_API const char *oc_libcamera_version(void);
 
+/* The version the loaded libcamera reports of itself (CameraManager::version(),
+ * e.g. "v0.5.2+99-bfd68f78" for Raspberry Pi OS's build). */
+OC_API const char *oc_libcamera_runtime_version(void);
+
 /* The process-wide camera manager. libcamera allows only one per process. */
 OC_API int oc_manager_create(oc_manager **out, char *err, size_t errlen);
 OC_API void oc_manager_destroy(oc_manager *manager);

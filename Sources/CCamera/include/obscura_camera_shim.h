@@ -38,6 +38,7 @@ typedef struct {
     uint32_t abi;    /* OC_SHIM_ABI */
     uint64_t layout; /* OC_SHIM_LAYOUT */
     const char *(*libcamera_version)(void);
+    const char *(*libcamera_runtime_version)(void);
     int (*manager_create)(oc_manager **out, char *err, size_t errlen);
     void (*manager_destroy)(oc_manager *manager);
     int (*manager_camera_count)(oc_manager *manager);
