@@ -245,7 +245,7 @@ public enum CameraLibrary {
     /// Compares sonames by their version numbers (0.10 is newer than 0.7).
     static func isNewer(_ a: String, than b: String) -> Bool {
         let numbers = { (s: String) in version(ofSoname: s).split(separator: ".").map { Int($0) ?? 0 } }
-        return numbers(a).lexicographicallyPrecedes(numbers(b)) == false && numbers(a) != numbers(b)
+        return numbers(b).lexicographicallyPrecedes(numbers(a))
     }
 
     /// A colon-separated list of folders from the environment.
