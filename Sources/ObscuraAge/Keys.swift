@@ -39,6 +39,15 @@ public enum Age {
         return out
     }
 
+    /// Whether two MACs are equal, compared in constant time (Nettle's
+    /// memeql_sec): how long it takes says nothing of where they differ.
+    static func sameMAC(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count, !a.isEmpty else { return a.count == b.count }
+        return a.withUnsafeBufferPointer { x in
+            b.withUnsafeBufferPointer { y in nettle_memeql_sec(x.baseAddress, y.baseAddress, x.count) != 0 }
+        }
+    }
+
     /// `out` holds the plaintext's length and 16 bytes more (the tag).
     static func seal(key: [UInt8], nonce: [UInt8], _ plaintext: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) {
         let input = plaintext.baseAddress?.assumingMemoryBound(to: UInt8.self)

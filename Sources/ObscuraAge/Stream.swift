@@ -241,7 +241,7 @@ public enum AgeDecryptor {
         }
         let macInput = Array(headerBytes.dropLast(macLine.utf8.count + 1)) + Array("---".utf8)
         let expected = Age.hmac(key: Age.hkdf(salt: [], secret: fileKey, info: "header"), macInput)
-        guard expected == mac else { throw AgeError("the header's MAC is wrong: the file was altered") }
+        guard Age.sameMAC(expected, mac) else { throw AgeError("the header's MAC is wrong: the file was altered") }
         let nonce = try read(16)
         guard nonce.count == 16 else { throw AgeError("the file ends before its payload") }
         return (headerBytes.count + 16, Age.hkdf(salt: nonce, secret: fileKey, info: "payload"))

@@ -146,6 +146,29 @@ private func scratch(_ name: String) -> String {
         #expect(try bytes(of: out).isEmpty)
     }
 
+    /// A header altered after it was sealed (one character of its MAC) is
+    /// refused before anything is written, by Obscura as by `age -d`.
+    @Test func anAlteredHeaderIsRefusedByItsMAC() throws {
+        let (identityFile, recipient) = try Self.keyPair("m")
+        var sealed = try AgeEncryptor.encrypt(Self.pattern(1_000), to: [AgeRecipient(recipient)])
+        let marker = Array("\n--- ".utf8)
+        let at = try #require((0...(sealed.count - marker.count)).first { Array(sealed[$0..<$0 + marker.count]) == marker })
+        let first = at + marker.count
+        sealed[first] = sealed[first] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        let file = scratch("altered.age")
+        try Data(sealed).write(to: URL(fileURLWithPath: file))
+        let identities = try AgeIdentity.parseFile(String(contentsOfFile: identityFile, encoding: .utf8), name: identityFile)
+        let (fd, out) = try Self.output("altered.out")
+        defer { close(fd) }
+        let error = #expect(throws: AgeError.self) {
+            try AgeDecryptor.decrypt(file: file, to: fd, identities: identities, truncated: .allowed)
+        }
+        #expect(error?.description == "the header's MAC is wrong: the file was altered", "\(String(describing: error))")
+        #expect(try bytes(of: out).isEmpty)
+        let age = try runProgram("age", ["-d", "-i", identityFile, "-o", "/dev/null", file])
+        #expect(age.status != 0, "age -d took the altered file too")
+    }
+
     @Test func badKeysAreNamedWithWhatIsAllowed() throws {
         let (_, recipient) = try Self.keyPair("f")
         var broken = Array(recipient)
