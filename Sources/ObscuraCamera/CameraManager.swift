@@ -160,6 +160,7 @@ public final class CameraManager: Sendable {
                 try ShimError.check("CameraManager::start()") { oc_manager_create(&pointer, $0, $1) }
                 let manager = CameraManager(handle: OpaquePointerBox(pointer!))
                 made = .success(manager)
+                atexit(stopCameraManagerAtExit)
             } catch let error as ShimError {
                 made = .failure(error)
             } catch {
@@ -198,6 +199,22 @@ public final class CameraManager: Sendable {
     }
 
     func cameraReleased() { acquired.subtract(1, ordering: .sequentiallyConsistent) }
+
+    /// Stops libcamera's manager at exit when no camera is acquired, so that
+    /// its pipeline handlers end the IPA modules they run isolated (a module
+    /// whose signature libcamera cannot verify runs in a proxy worker process
+    /// of its own). libcamera ends a worker only when its proxy is destroyed;
+    /// one left behind lives on, holding the program's standard error, so
+    /// `obscura devices 2>&1 | head` would never end. A camera still acquired
+    /// at exit is left alone: its threads may be inside libcamera.
+    fileprivate static func stopAtExit() {
+        guard case .success(let manager)? = shared.withLock({ $0 }) else { return }
+        manager.handleLock.withLock { box in
+            guard manager.acquired.load(ordering: .sequentiallyConsistent) == 0, let old = box else { return }
+            oc_manager_destroy(old.pointer)
+            box = nil
+        }
+    }
 
     /// A camera appeared (`true`) or went away (`false`).
     public typealias HotplugObserver = @Sendable (_ added: Bool, _ id: String) -> Void
@@ -323,6 +340,8 @@ private func hotplugCallback(_ context: UnsafeMutableRawPointer?, _ added: Int32
     guard let context, let id else { return }
     Unmanaged<CameraManager>.fromOpaque(context).takeUnretainedValue().hotplug(added: added != 0, id: String(cString: id))
 }
+
+private func stopCameraManagerAtExit() { CameraManager.stopAtExit() }
 
 /// libcamera's camera manager handle. `@unchecked Sendable`: the pointer
 /// never changes; the manager keeps it under `handleLock`, and libcamera's

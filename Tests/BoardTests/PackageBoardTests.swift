@@ -80,7 +80,10 @@ struct PackageBoardTests {
     /// libcamera upgraded and taken back under the installed package, as an
     /// `apt upgrade` from backports and a downgrade would do it: 0.4 (the
     /// release's), then 0.7 and its IPA modules with 0.4 removed, then 0.4
-    /// again with 0.7 removed. Each time, without reinstalling Obscura, the
+    /// again with 0.7 removed; and where the folder has 0.5 (Debian's
+    /// libcamera0.5 with a libcamera-ipa built from 0.5.2's source, which the
+    /// archive lacks: board/virtual/libcamera-ipa-deb), 0.5 with 0.4 removed,
+    /// and 0.4 once more. Each time, without reinstalling Obscura, the
     /// package's trigger restarts the service, which opens the shim for the
     /// libcamera whose IPA modules are installed (the journal names it), lists
     /// vimc and records a file ffprobe reads. Last, a libcamera this build
@@ -133,8 +136,21 @@ struct PackageBoardTests {
             echo "downgrade-rc=$?"
             apt-get remove -y libcamera0.7 > $k/rm7.log 2>&1; echo "remove-0.7-rc=$? obscura=$(dpkg-query -W -f='${Status}' obscura)"
             round 0.4 back
+            # libcamera 0.5.2 (Debian's, its IPA module built from source), where the folder has it.
+            if [ -d '\#(folder)'/0.5 ]; then
+                echo "has-0.5=yes"
+                apt-get install -y --no-install-recommends '\#(folder)'/0.5/*.deb > $k/up5.log 2>&1
+                echo "upgrade-0.5-rc=$?"
+                apt-get remove -y libcamera0.4 > $k/rm4b.log 2>&1; echo "remove-0.4-again-rc=$? obscura=$(dpkg-query -W -f='${Status}' obscura)"
+                round 0.5 source
+                apt-get install -y --allow-downgrades --no-install-recommends '\#(folder)'/0.4/*.deb > $k/down5.log 2>&1
+                echo "downgrade-0.5-rc=$?"
+                apt-get remove -y libcamera0.5 > $k/rm5.log 2>&1; echo "remove-0.5-rc=$? obscura=$(dpkg-query -W -f='${Status}' obscura)"
+                round 0.4 again
+            fi
             # A libcamera this build has no shim for: the 0.4 shim taken away.
             mv /usr/lib/obscura/camera/libobscura-camera.so.0.4 $k/
+            echo "noshim-left=$(ls /usr/lib/obscura/camera | sed 's/^libobscura-camera\.so\.//' | sort -V | paste -sd, | sed 's/,/, /g')"
             systemctl restart obscura
             says_why() { obscura status 2>/dev/null | grep -q '^last error: camera: libcamera 0.4'; }
             wait_for 120 "the status to say why there is no camera" says_why
@@ -148,7 +164,13 @@ struct PackageBoardTests {
             lines.first { $0.hasPrefix(key + "=") }.map { String($0.dropFirst(key.count + 1)) } ?? ""
         }
         #expect(value("apt-rc") == "0", "\(out)\(result.stderr)")
-        for (label, version) in [("first", "0.4"), ("upgraded", "0.7"), ("back", "0.4")] {
+        var rounds = [("first", "0.4"), ("upgraded", "0.7"), ("back", "0.4")]
+        if value("has-0.5") == "yes" {
+            rounds += [("source", "0.5"), ("again", "0.4")]
+            #expect(value("upgrade-0.5-rc") == "0" && value("downgrade-0.5-rc") == "0", "\(out)")
+            #expect(value("remove-0.4-again-rc") == "0 obscura=install ok installed" && value("remove-0.5-rc") == "0 obscura=install ok installed", "\(out)")
+        }
+        for (label, version) in rounds {
             let shim = "/usr/lib/obscura/camera/libobscura-camera.so.\(version)"
             #expect(value("layer-\(label)").hasPrefix("obscura: camera layer: libcamera \(version) (/usr/lib/aarch64-linux-gnu/libcamera.so.\(version)) through the shim \(shim)"), "\(label): \(out)")
             #expect(value("devices-\(label)").hasPrefix("libcamera \(version) ") && value("devices-\(label)").contains("shim \(shim) "), "\(label): \(out)")
@@ -158,7 +180,8 @@ struct PackageBoardTests {
         #expect(value("upgrade-rc") == "0" && value("downgrade-rc") == "0", "\(out)")
         #expect(lines.contains("upgrade: obscura: libcamera changed: restarting the recorder to open its camera shim for the new one"), "\(out)")
         #expect(value("remove-0.4-rc") == "0 obscura=install ok installed" && value("remove-0.7-rc") == "0 obscura=install ok installed", "\(out)")
-        #expect(value("noshim-status").hasPrefix("last error: camera: libcamera 0.4 (/usr/lib/aarch64-linux-gnu/libcamera.so.0.4) is installed; this build has shims for 0.7 (in /usr/lib/obscura/camera): "), "\(out)")
+        #expect(value("noshim-status").hasPrefix("last error: camera: libcamera 0.4 (/usr/lib/aarch64-linux-gnu/libcamera.so.0.4) is installed; this build has shims for \(value("noshim-left")) (in /usr/lib/obscura/camera): "), "\(out)")
+        #expect(!value("noshim-left").isEmpty && !value("noshim-left").contains("0.4"), "\(out)")
         #expect(value("noshim-active") == "active", "\(out)")
         #expect(value("noshim-devices").hasPrefix("obscura: error: libcamera 0.4"), "\(out)")
     }
