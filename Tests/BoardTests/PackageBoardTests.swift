@@ -171,6 +171,7 @@ struct PackageBoardTests {
             #expect(value("remove-0.4-again-rc") == "0 obscura=install ok installed" && value("remove-0.5-rc") == "0 obscura=install ok installed", "\(out)")
         }
         for (label, version) in rounds {
+            print("PackageBoardTests: \(label): \(value("layer-\(label)")); \(value("recorded-\(label)")) frames recorded")
             let shim = "/usr/lib/obscura/camera/libobscura-camera.so.\(version)"
             #expect(value("layer-\(label)").hasPrefix("obscura: camera layer: libcamera \(version) (/usr/lib/aarch64-linux-gnu/libcamera.so.\(version)) through the shim \(shim)"), "\(label): \(out)")
             #expect(value("devices-\(label)").hasPrefix("libcamera \(version) ") && value("devices-\(label)").contains("shim \(shim) "), "\(label): \(out)")
