@@ -74,7 +74,11 @@ public final class MovieWriter {
     private var audioStream: UnsafeMutablePointer<AVStream>?
     private var audioTimeBase = AVRational(num: 1, den: 48_000)
     public private(set) var audioPacketsWritten = 0
-    public private(set) var bytesWritten = 0
+    /// The file's bytes: those written so far (what the muxer still buffers
+    /// is not yet in it), and once finished the file's whole size, header,
+    /// index and trailer included (as encrypted: the age file's).
+    public var bytesWritten: Int { Int(finishedSize ?? output?.bytesInFile ?? 0) }
+    private var finishedSize: Int64?
     let container: MovieContainer
     /// The file's size at the end of the last complete fragment or cluster
     /// (or the header): after every call into the muxer that succeeded, the
@@ -261,7 +265,6 @@ public final class MovieWriter {
         if packet.isKeyframe, fragmentOpen, alignment == nil { try endFragment() }
         av_packet_rescale_ts(raw, codecTimeBase, stream.pointee.time_base)
         let size = Int(raw.pointee.size)
-        bytesWritten += size
         try check(av_interleaved_write_frame(context, raw), "av_interleaved_write_frame", partialPath)
         if alignment != nil, let output, output.size > completeSize {
             // The muxer ended a fragment itself (Matroska, before a keyframe):
@@ -347,7 +350,6 @@ public final class MovieWriter {
         raw.pointee.stream_index = audioStream.pointee.index
         av_packet_rescale_ts(raw, audioTimeBase, audioStream.pointee.time_base)
         let size = Int(raw.pointee.size)
-        bytesWritten += size
         try check(av_interleaved_write_frame(context, raw), "av_interleaved_write_frame (audio)", partialPath)
         if alignment != nil, let output, output.size > completeSize { wholeSoFar() }
         alignment?.took(bytes: size, video: false)
@@ -369,6 +371,7 @@ public final class MovieWriter {
             try check(av_write_trailer(context), "av_write_trailer", partialPath)
             guard let file = output else { throw SystemError(call: "finish", code: EBADF, detail: partialPath) }
             digest = try file.finish()
+            finishedSize = file.bytesInFile
         } catch {
             failure = error
             closeKeepingFragments()
@@ -687,6 +690,10 @@ final class FileOutput {
 
     /// Whether what is written is encrypted (an age file).
     var encrypted: Bool { encryptor != nil }
+
+    /// The bytes in the file on the storage: the container's (plain), or the
+    /// age file's header and sealed chunks (encrypted).
+    var bytesInFile: Int64 { encryptor != nil ? cipherSize : size }
 
     private func write(_ bytes: UnsafeRawPointer, _ count: Int) -> Int32 {
         if encryptor != nil {

@@ -926,6 +926,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                     await waitForSound(until: last &+ timeline.lastInterval, atMost: .milliseconds(250))
                 }
                 try onStorage { try sink.finish(timeline) }
+                progress.bytes = sink.bytes  // the finished files' sizes, trailers included
             } catch {
                 if reason == .stopped || reason == .maximumDurationReached {
                     reason = Self.isDiskFull(error) ? .diskFull : .error("\(error)")

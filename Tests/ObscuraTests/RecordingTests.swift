@@ -88,6 +88,8 @@ private func path(_ name: String) -> String {
         let video = try ProbedVideo.read(file)
         #expect(video.codec == "h264" && video.width == 640 && video.height == 480)
         #expect(video.frameCount == progress.frames)  // every encoded frame is in the file
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int)
+        #expect(progress.bytes == size, "the bytes reported are the file's, its index and trailer included")
         #expect(video.isMonotonic)
         #expect(try #require(video.frameTimes.last) < 2.0)  // nothing at or past the limit
         #expect(try #require(video.frameTimes.last) > 1.5)
@@ -204,8 +206,9 @@ private func path(_ name: String) -> String {
         let base = (file as NSString).deletingPathExtension
         let names = (1...4).map { base + "-" + String(format: "%04d", $0) + ".mp4" }
         #expect(finished == Array(names.prefix(3)))
-        var total = 0
+        var total = 0, bytes = 0
         for name in names {
+            bytes += try #require(try FileManager.default.attributesOfItem(atPath: name)[.size] as? Int)
             let video = try ProbedVideo.read(name)
             #expect(video.codec == "h264")
             #expect(video.isMonotonic)
@@ -218,6 +221,7 @@ private func path(_ name: String) -> String {
             #expect(keyframes.stdout.split(separator: "\n").first?.hasPrefix("K") == true, "\(name) must start with a keyframe")
         }
         #expect(total == progress.frames)  // every frame in exactly one file
+        #expect(progress.bytes == bytes, "the bytes reported are the segments' sizes together")
         #expect(!FileManager.default.fileExists(atPath: base + "-0005.mp4"))
     }
 
