@@ -146,10 +146,13 @@ extension ServiceStatus {
         m.add("obscura_recordings_finished_total", .counter, "Recording files finished (each segment counts).", Double(recordings))
         m.add("obscura_recordings_failed_total", .counter, "Recordings ended by a failure (disk full, camera lost, encoder error); what they held is finalized.", Double(recordingsFailed))
         m.add("obscura_photos_total", .counter, "Photos taken.", Double(photos))
-        if let lastError, let at = lastErrorTime {
-            m.add("obscura_last_error_timestamp_seconds", .gauge, "When the last error happened (Unix time); the label says what it was.",
-                  [([("error", lastError)], at)])
+        if let at = lastErrorTime, let reason = lastErrorReason {
+            m.add("obscura_last_error_timestamp_seconds", .gauge,
+                  "When the last error happened (Unix time); the label says what kind (the journal and obscura status say what).",
+                  [([("reason", reason)], at)])
         }
+        m.add("obscura_errors_total", .counter, "Errors since the service started, by kind.",
+              ErrorReason.allCases.map { ([("reason", $0.rawValue)], Double(errors[$0.rawValue] ?? 0)) })
         let stages = stageRestarts.keys.sorted()
         m.add("obscura_stage_restarts_total", .counter, "Times a stalled or vanished stage (camera, encoder, storage) was restarted.",
               stages.map { ([("stage", $0)], Double(stageRestarts[$0] ?? 0)) })

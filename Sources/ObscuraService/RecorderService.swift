@@ -18,6 +18,13 @@ public struct PhotoFailure: Error, Sendable {
     public let message: String
 }
 
+/// What kind of error the service met: the metrics' `reason` label, a fixed
+/// set (the error's text, which names the file or device, stays in the
+/// journal and `obscura status`).
+public enum ErrorReason: String, Sendable, CaseIterable {
+    case camera, encoder, storage, drive, gpio, photo, recording
+}
+
 /// What `obscura status` shows.
 public struct ServiceStatus: Sendable, Codable, Equatable {
     public var state = "starting"
@@ -55,8 +62,12 @@ public struct ServiceStatus: Sendable, Codable, Equatable {
     public var framesInEncoder = 0
     /// Recordings ended by a failure (finalized all the same).
     public var recordingsFailed = 0
-    /// When `lastError` happened (Unix time).
+    /// When `lastError` happened (Unix time), and which kind it was (one of
+    /// `ErrorReason`'s: the metrics' label, bounded where the text is not).
     public var lastErrorTime: Double?
+    public var lastErrorReason: String?
+    /// Errors since the service started, by `ErrorReason`.
+    public var errors: [String: Int] = [:]
     /// Stage restarts ("camera", "encoder", "storage") and the time each
     /// stage's restarts left unrecorded.
     public var stageRestarts: [String: Int] = [:]
@@ -278,7 +289,7 @@ public actor RecorderService {
                 }
             } catch {
                 logger.warning("button \(name) unavailable: \(error)")
-                noteError("\(error)")
+                noteError("\(error)", reason: .gpio)
             }
         }
         button(g.recordButton) { await $0.toggleRecording() }
@@ -377,7 +388,7 @@ public actor RecorderService {
             if state == .error { enter(.idle) }
             resumeIfLost()
         } catch {
-            fail("camera: \(error)")
+            fail("camera: \(error)", reason: .camera)
         }
     }
 
@@ -398,7 +409,7 @@ public actor RecorderService {
             cameraRestarted()
             if state == .error, status.lastError?.hasPrefix("camera") == true { enter(.idle) }
             resumeIfLost()
-        case .runtimeError(let e): noteError(e)
+        case .runtimeError(let e): noteError(e, reason: .camera)
         default: break
         }
     }
@@ -422,9 +433,11 @@ public actor RecorderService {
         }
     }
 
-    private func noteError(_ message: String) {
+    private func noteError(_ message: String, reason: ErrorReason) {
         status.lastError = message
         status.lastErrorTime = Date().timeIntervalSince1970
+        status.lastErrorReason = reason.rawValue
+        status.errors[reason.rawValue, default: 0] += 1
     }
 
     /// The configuration's microphone, else the profile's. Without one the
@@ -589,7 +602,7 @@ public actor RecorderService {
             return StorageKeeper.freeBytes(sd.folder)
         }
         if let free = free ?? nil, free < sd.minFree {
-            fail("cannot record: \(free >> 20) MiB free in \(sd.folder), less than the minimum \(sd.minFree >> 20) MiB")
+            fail("cannot record: \(free >> 20) MiB free in \(sd.folder), less than the minimum \(sd.minFree >> 20) MiB", reason: .storage)
             return nil
         }
         return sd
@@ -633,19 +646,19 @@ public actor RecorderService {
         guard state != .recording, !stopping, currentFile == nil else { return currentFile }
         if session == nil { openCamera() }
         guard movie != nil, device != nil else {
-            fail("cannot record: no camera")
+            fail("cannot record: no camera", reason: .camera)
             return nil
         }
         if let session, session.isInterrupted {
             resumeRecording = true
-            fail("cannot record now: the camera is gone; recording starts when it is back")
+            fail("cannot record now: the camera is gone; recording starts when it is back", reason: .camera)
             return nil
         }
         guard let target = await chooseStorage() else { return nil }
         // The actor ran other work meanwhile: look again.
         guard state != .recording, !stopping, currentFile == nil else { return currentFile }
         guard let movie, let device else {
-            fail("cannot record: no camera")
+            fail("cannot record: no camera", reason: .camera)
             return nil
         }
         let path = "\(target.folder)/\(FileNames.stem(clockSynchronized: clockSynchronized)).\(configuration.recordingExtension)"
@@ -671,7 +684,7 @@ public actor RecorderService {
             recordingTask = Task { await self.follow(events) }
             return path
         } catch {
-            if !retry { fail("cannot record: \(error)") }
+            if !retry { fail("cannot record: \(error)", reason: .recording) }
             return nil
         }
     }
@@ -788,7 +801,7 @@ public actor RecorderService {
             if state == .recording { enter(.idle) }
         case .diskFull:
             status.recordingsFailed += 1
-            fail("disk full: the recording was finalized")
+            fail("disk full: the recording was finalized", reason: .storage)
         case .cameraLost:
             // The session reopens the camera when it is listed again, and
             // the recording goes on in a new file then (`sessionEvent`). One
@@ -797,18 +810,18 @@ public actor RecorderService {
             status.recordingsFailed += 1
             if interruptedAt == nil { interruptedAt = .now }
             resumeRecording = true
-            fail("camera lost: the recording was finalized; it goes on in a new file when the camera is back")
+            fail("camera lost: the recording was finalized; it goes on in a new file when the camera is back", reason: .camera)
         case .encoderFailed(let e) where frames > 0 && !stopping:
             // The file keeps what the encoder gave back; a new recording is
             // tried until an encoder (this one back, or the next in the
             // profile's order) takes frames.
             status.recordingsFailed += 1
             if encoderDownSince == nil { encoderDownSince = .now }
-            fail("encoder failed: \(e); the recording was finalized; it goes on in a new file when an encoder takes frames")
+            fail("encoder failed: \(e); the recording was finalized; it goes on in a new file when an encoder takes frames", reason: .encoder)
             scheduleEncoderRetry()
         case .encoderFailed(let e), .error(let e):
             status.recordingsFailed += 1
-            fail("recording failed: \(e)")
+            fail("recording failed: \(e)", reason: .recording)
         }
     }
 
@@ -819,7 +832,7 @@ public actor RecorderService {
         guard let drive = configuration.drive else { return }
         let presence = (try? await offPool({ drive.locate() })) ?? .absent("cannot be looked for")
         if case .mounted = presence, driveUsable {
-            fail("recording failed: \(reason)")
+            fail("recording failed: \(reason)", reason: .recording)
             return
         }
         if case .absent(let why) = presence {
@@ -876,7 +889,7 @@ public actor RecorderService {
                 let message = "usb.drive: \(drive.identity) at \(mount): cannot write \(folder) (\(problem)): "
                     + "it must be the obscura user's, and the mount under /media (the unit's ReadWritePaths); recording to the SD card (\(configuration.recordingsFolder))"
                 logger.error("\(message)")
-                noteError(message)
+                noteError(message, reason: .drive)
             }
         case .absent(let why):
             let wasUsable = driveUsable
@@ -996,7 +1009,7 @@ public actor RecorderService {
                 // The photo is kept; a checksum that cannot be written (a full disk) is said.
                 do { try await offPool { try Checksum.write(for: file) } } catch {
                     logger.warning("\(file): no checksum: \(error)")
-                    noteError("\(file): no checksum: \(error)")
+                    noteError("\(file): no checksum: \(error)", reason: .storage)
                 }
             }
             status.photos += 1
@@ -1009,7 +1022,7 @@ public actor RecorderService {
             return .success(path)
         } catch {
             logger.error("photo failed: \(error)")
-            noteError("photo failed: \(error)")
+            noteError("photo failed: \(error)", reason: .photo)
             return .failure(PhotoFailure(message: "photo failed: \(error)"))
         }
     }
@@ -1034,11 +1047,11 @@ public actor RecorderService {
         notifier.notify("STATUS=\(statusLine)")
     }
 
-    private func fail(_ message: String) {
+    private func fail(_ message: String, reason: ErrorReason) {
         // A retry that fails the same way is not news.
         if status.lastError != message || state != .error {
             logger.error("\(message)")
-            noteError(message)
+            noteError(message, reason: reason)
         }
         enter(.error)
     }
@@ -1088,7 +1101,7 @@ public actor RecorderService {
                 movie = nil
                 photoOutput = nil
                 device = nil
-                if state != .error { fail("camera lost") }
+                if state != .error { fail("camera lost", reason: .camera) }
             }
             if state == .error, encoderDownSince == nil {
                 if session == nil { openCamera() }

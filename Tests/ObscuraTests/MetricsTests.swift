@@ -86,6 +86,8 @@ import TestSupport
         s.encoderLatencySeconds = 0.05
         s.lastError = "camera: gone"
         s.lastErrorTime = 1_700_000_000
+        s.lastErrorReason = "camera"
+        s.errors = ["camera": 2]
         s.stageRestarts = ["camera": 2]
         s.stageGapSeconds = ["camera": 1.5]
         s.storages = [StorageStatus(name: "recordings", path: "/var/lib/obscura/recordings", freeBytes: 1 << 30, usedBytes: 5, quotaBytes: 0)]
@@ -99,7 +101,8 @@ import TestSupport
         let text = s.metricsText
         for line in ["obscura_state{state=\"recording\"} 1", "obscura_state{state=\"idle\"} 0", "obscura_frames_total 390",
                      "obscura_recording_frames 90", "obscura_recording_frames_per_second 29.97", "obscura_encoder_latency_seconds 0.05",
-                     "obscura_last_error_timestamp_seconds{error=\"camera: gone\"} 1700000000",
+                     "obscura_last_error_timestamp_seconds{reason=\"camera\"} 1700000000",
+                     "obscura_errors_total{reason=\"camera\"} 2", "obscura_errors_total{reason=\"storage\"} 0",
                      "obscura_stage_restarts_total{stage=\"camera\"} 2", "obscura_stage_gap_seconds_total{stage=\"camera\"} 1.5",
                      "obscura_storage_free_bytes{storage=\"recordings\",path=\"/var/lib/obscura/recordings\"} 1073741824",
                      "obscura_soc_temperature_celsius{zone=\"cpu-thermal\"} 51.6",
