@@ -7,6 +7,60 @@ extension VirtualBoardTests {
 /// prometheus-node-exporter serves the file the service writes, Debian's
 /// prometheus scrapes it, and PromQL through its HTTP API reads them back.
 @Suite struct MetricsBoardTests {
+    /// The README's alert rules, as an owner would load them into Prometheus,
+    /// checked by Debian's promtool on the board: they load, and the stale
+    /// rule fires for a kiosk whose metrics file stopped changing a minute
+    /// in (killed: node_exporter still serves its last file) and not for one
+    /// whose file is rewritten all along.
+    @Test func theREADMEsAlertRulesFireWhenTheMetricsFileGoesStale() throws {
+        let readme = try String(contentsOfFile: packageRoot + "/README.md", encoding: .utf8)
+        let after = try #require(readme.range(of: "A sample alert rule"))
+        let rest = readme[after.upperBound...]
+        let start = try #require(rest.range(of: "```yaml\n"))
+        let end = try #require(rest[start.upperBound...].range(of: "```"))
+        let rules = String(rest[start.upperBound..<end.lowerBound])
+        #expect(rules.contains("alert: ObscuraMetricsStale"))
+        let folder = packageRoot + "/.build/promtool-test"
+        try? FileManager.default.removeItem(atPath: folder)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try rules.write(toFile: folder + "/rules.yml", atomically: true, encoding: .utf8)
+        let file = "/var/lib/prometheus/node-exporter/obscura.prom"
+        let summary = "the recorder has not written its metrics for over a minute (stopped, killed or hung)"
+        try """
+            rule_files: [rules.yml]
+            evaluation_interval: 15s
+            tests:
+              - interval: 15s
+                input_series:
+                  # Written every 15 s for a minute, then never again (killed).
+                  - series: 'node_textfile_mtime_seconds{file="\(file)",instance="kiosk-1"}'
+                    values: '0+15x4 60x40'
+                  # Written every 15 s all along.
+                  - series: 'node_textfile_mtime_seconds{file="\(file)",instance="kiosk-2"}'
+                    values: '0+15x44'
+                alert_rule_test:
+                  - eval_time: 1m
+                    alertname: ObscuraMetricsStale
+                    exp_alerts: []
+                  - eval_time: 2m
+                    alertname: ObscuraMetricsStale
+                    exp_alerts: []
+                  - eval_time: 5m
+                    alertname: ObscuraMetricsStale
+                    exp_alerts:
+                      - exp_labels: {file: "\(file)", instance: kiosk-1}
+                        exp_annotations: {summary: "kiosk-1: \(summary)"}
+            """.write(toFile: folder + "/test.yml", atomically: true, encoding: .utf8)
+        let result = try VirtualBoard.run("""
+            cd '\(folder)' || exit 1
+            promtool check rules rules.yml > check.out 2>&1; echo "check-rc=$?"; sed 's/^/check: /' check.out
+            promtool test rules test.yml > test.out 2>&1; echo "test-rc=$?"; sed 's/^/test: /' test.out
+            """)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.contains("check-rc=0"), "\(result.stdout)\(result.stderr)")
+        #expect(lines.contains("test-rc=0"), "\(result.stdout)")
+    }
+
     @Test func prometheusScrapesTheRecordingsFrameRateAndFramesThroughNodeExporter() throws {
         let result = try VirtualBoard.run("""
             export PATH=$PATH:$(pwd)/board/virtual
