@@ -239,7 +239,7 @@ public final class MovieWriter {
 
     /// Writes one packet (taking its data).
     public func write(_ packet: EncodedPacket) throws {
-        if let failure { throw failure }
+        try storageTookWhatWasSynced()
         guard context != nil, !finished else { return }
         let dts = packet.rawPacket.pointee.dts
         if let previousDTS {
@@ -265,7 +265,7 @@ public final class MovieWriter {
         if packet.isKeyframe, fragmentOpen, alignment == nil { try endFragment() }
         av_packet_rescale_ts(raw, codecTimeBase, stream.pointee.time_base)
         let size = Int(raw.pointee.size)
-        try check(av_interleaved_write_frame(context, raw), "av_interleaved_write_frame", partialPath)
+        try toFile(av_interleaved_write_frame(context, raw), "av_interleaved_write_frame")
         if alignment != nil, let output, output.size > completeSize {
             // The muxer ended a fragment itself (Matroska, before a keyframe):
             // it is aligned now, and the next one starts with this packet.
@@ -308,7 +308,7 @@ public final class MovieWriter {
     /// duration of this one's last (MP4/MOV `frag_discont`).
     private func endFragment() throws {
         guard let context, container != .elementary else { return }
-        try check(av_write_frame(context, nil), "av_write_frame (flush)", partialPath)
+        try toFile(av_write_frame(context, nil), "av_write_frame (flush)")
         fragmentStart = nil
         fragmentOpen = false
         if container == .mp4 || container == .mov {
@@ -332,6 +332,25 @@ public final class MovieWriter {
         completePackets = packetsWritten
     }
 
+    /// A muxer call that writes to the file: when it fails because the file's
+    /// own write failed, that write's error is thrown (the storage's, which
+    /// names the call and errno), else the muxer's.
+    private func toFile(_ result: Int32, _ call: String) throws {
+        do {
+            try check(result, call, partialPath)
+        } catch {
+            throw output?.error ?? error
+        }
+    }
+
+    /// Throws the writer's failure, or a sync of the file that failed (the
+    /// storage did not take what was written: the recording ends on it, as
+    /// on a failed write, keeping its complete fragments).
+    private func storageTookWhatWasSynced() throws {
+        if failure == nil, let failed = syncer?.failure { failure = failed }
+        if let failure { throw failure }
+    }
+
     /// The muxer hands a fragment (or cluster) to the file when it is
     /// complete: get it onto the storage at once, so a power cut loses
     /// little more than the fragment being built.
@@ -344,13 +363,13 @@ public final class MovieWriter {
 
     /// Writes one audio packet (its time base the audio encoder's).
     public func writeAudio(_ packet: EncodedPacket) throws {
-        if let failure { throw failure }
+        try storageTookWhatWasSynced()
         guard let context, let audioStream, !finished else { return }
         let raw = packet.rawPacket
         raw.pointee.stream_index = audioStream.pointee.index
         av_packet_rescale_ts(raw, audioTimeBase, audioStream.pointee.time_base)
         let size = Int(raw.pointee.size)
-        try check(av_interleaved_write_frame(context, raw), "av_interleaved_write_frame (audio)", partialPath)
+        try toFile(av_interleaved_write_frame(context, raw), "av_interleaved_write_frame (audio)")
         if alignment != nil, let output, output.size > completeSize { wholeSoFar() }
         alignment?.took(bytes: size, video: false)
         audioPacketsWritten += 1
@@ -364,11 +383,11 @@ public final class MovieWriter {
     /// When that fails (a full disk), the file is closed as
     /// `closeKeepingFragments` does (see `kept`) and the error thrown.
     public func finish() throws {
-        if let failure { throw failure }
+        try storageTookWhatWasSynced()
         guard let context, !finished else { return }
         let digest: String?
         do {
-            try check(av_write_trailer(context), "av_write_trailer", partialPath)
+            try toFile(av_write_trailer(context), "av_write_trailer")
             guard let file = output else { throw SystemError(call: "finish", code: EBADF, detail: partialPath) }
             digest = try file.finish()
             finishedSize = file.bytesInFile
@@ -549,9 +568,19 @@ public enum MovieReader {
 /// once and covers every request made meanwhile.
 ///
 /// `@unchecked Sendable`: `lock` guards `pending`, `again`, `closed`,
-/// `syncCount`, `requests` and `covered`; `fd` is a `let`; syncs run on `queue`.
+/// `syncCount`, `requests`, `covered` and `firstFailure`; `fd` and `path`
+/// are `let`s; syncs run on `queue`.
 final class DataSyncer: @unchecked Sendable {
     private let fd: Int32
+    private let path: String
+    /// The first fdatasync that failed: the storage did not take what was
+    /// written (the writer ends the recording on it).
+    private var firstFailure: SystemError?
+    var failure: SystemError? {
+        lock.lock()
+        defer { lock.unlock() }
+        return firstFailure
+    }
     private let queue = DispatchQueue(label: "obscura.datasync", qos: .utility)
     private let lock = NSLock()
     private var pending = false
@@ -578,6 +607,7 @@ final class DataSyncer: @unchecked Sendable {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         self.fd = fd
+        self.path = path
     }
 
     /// Asks for what has been written so far to reach the storage.
@@ -597,8 +627,12 @@ final class DataSyncer: @unchecked Sendable {
                 let open = !closed
                 covered = requests
                 lock.unlock()
-                if open { fdatasync(fd) }
+                var failed: SystemError?
+                if open {
+                    do throws(SystemError) { try Syscalls.fdatasync(fd, path: path) } catch { failed = error }
+                }
                 lock.lock()
+                if firstFailure == nil { firstFailure = failed }
                 syncCount += 1
                 if again && !closed {
                     again = false

@@ -122,6 +122,9 @@ public enum RecordingFinishReason: Sendable, Equatable, CustomStringConvertible 
     /// The encoder failed (its device vanished, a call failed) or stalled
     /// (frames in, no packet out): what it gave back is in the file.
     case encoderFailed(String)
+    /// The storage refused a write or a sync (an I/O error): what it holds
+    /// up to the last complete fragment is kept.
+    case storageFailed(String)
     case error(String)
 
     public var description: String {
@@ -133,6 +136,7 @@ public enum RecordingFinishReason: Sendable, Equatable, CustomStringConvertible 
         case .sessionStopped: "the session stopped"
         case .cameraLost: "camera lost"
         case .encoderFailed(let e): "encoder failed: \(e)"
+        case .storageFailed(let e): "storage failed: \(e)"
         case .error(let e): "error: \(e)"
         }
     }
@@ -794,7 +798,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
             do {
                 try write(carry.entries.map(\.packet), made)
             } catch {
-                reason = Self.isDiskFull(error) ? .diskFull : .error("\(error)")
+                reason = Self.failureReason(error)
                 stopRecording()
             }
             waitingForKeyframe = carry.entries.isEmpty
@@ -891,7 +895,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                 reason = .encoderFailed(failure.message)
                 break loop
             } catch {
-                reason = Self.isDiskFull(error) ? .diskFull : .error("\(error)")
+                reason = Self.failureReason(error)
                 break loop
             }
             if ContinuousClock.now - lastReport >= .milliseconds(500) {
@@ -929,7 +933,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                 progress.bytes = sink.bytes  // the finished files' sizes, trailers included
             } catch {
                 if reason == .stopped || reason == .maximumDurationReached {
-                    reason = Self.isDiskFull(error) ? .diskFull : .error("\(error)")
+                    reason = Self.failureReason(error)
                 }
                 sink.closeKeepingFragments()
                 progress.bytes = sink.bytes
@@ -950,6 +954,14 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
         var info = statvfs()
         guard statvfs(directory.isEmpty ? "." : directory, &info) == 0 else { return nil }
         return Int(info.f_bavail) * Int(info.f_frsize)
+    }
+
+    /// Why a recording that met `error` ended: the disk full, the storage
+    /// refusing a write or sync, or another error.
+    static func failureReason(_ error: Error) -> RecordingFinishReason {
+        if isDiskFull(error) { return .diskFull }
+        if let e = error as? SystemError, ["fdatasync", "fsync", "pwrite", "write"].contains(e.call) { return .storageFailed("\(e)") }
+        return .error("\(error)")
     }
 
     static func isDiskFull(_ error: Error) -> Bool {

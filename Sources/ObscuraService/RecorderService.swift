@@ -784,7 +784,7 @@ public actor RecorderService {
         // it goes on on the SD card.
         var failed = driveRemovedMidRecording
         switch reason {
-        case .error, .diskFull: failed = true
+        case .error, .diskFull, .storageFailed: failed = true
         default: break
         }
         driveRemovedMidRecording = false
@@ -819,6 +819,9 @@ public actor RecorderService {
             if encoderDownSince == nil { encoderDownSince = .now }
             fail("encoder failed: \(e); the recording was finalized; it goes on in a new file when an encoder takes frames", reason: .encoder)
             scheduleEncoderRetry()
+        case .storageFailed(let e):
+            status.recordingsFailed += 1
+            fail("storage failed: \(e); the recording was finalized up to its last complete fragment", reason: .storage)
         case .encoderFailed(let e), .error(let e):
             status.recordingsFailed += 1
             fail("recording failed: \(e)", reason: .recording)

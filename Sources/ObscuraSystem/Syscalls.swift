@@ -15,8 +15,21 @@ public enum Syscalls {
         }
     }
 
+    /// fsync, EINTR retried. A failure is the storage's: what was written
+    /// may not be on it (and a later fsync may not say so again).
     public static func fsync(_ fd: Int32, path: String) throws(SystemError) {
-        if Glibc.fsync(fd) != 0 { throw SystemError.errno("fsync", path) }
+        while Glibc.fsync(fd) != 0 {
+            if errno == EINTR { continue }
+            throw SystemError.errno("fsync", path)
+        }
+    }
+
+    /// fdatasync, EINTR retried; as `fsync`, for the data and the size only.
+    public static func fdatasync(_ fd: Int32, path: String) throws(SystemError) {
+        while Glibc.fdatasync(fd) != 0 {
+            if errno == EINTR { continue }
+            throw SystemError.errno("fdatasync", path)
+        }
     }
 
     /// Writes all of `bytes` to `fd` (short writes continued, EINTR retried);

@@ -30,6 +30,44 @@ extension VirtualBoardTests {
         #expect(frames >= 5 && frames == summary.frames, "the file plays \(frames) frames; \(summary.line)")
     }
 
+    /// A storage that stops taking writes mid-recording (a device-mapper
+    /// target swapped for `error` under a mounted ext4, as a card that dies
+    /// does): the next sync of the file fails, and the recording ends at
+    /// once as a storage failure that names the call and errno, rather than
+    /// recording on into a file nothing reaches.
+    @Test func aStorageThatFailsItsSyncsEndsTheRecordingAsAStorageFailure() throws {
+        let result = try VirtualBoard.run("""
+            export PATH=$PATH:$(pwd)/board/virtual
+            . board/virtual/waiting.sh
+            modprobe loop 2>/dev/null; modprobe dm-mod 2>/dev/null
+            truncate -s 128M /tmp/card.img && loop=$(losetup -f --show /tmp/card.img) && mkfs.ext4 -q "$loop" || exit 1
+            sectors=$(blockdev --getsz "$loop")
+            dmsetup create obscura-card --table "0 $sectors linear $loop 0" || exit 1
+            mkdir -p /mnt/card && mount /dev/mapper/obscura-card /mnt/card || exit 1
+            \(obscura) record --camera synthetic --size 640x480 --duration 120 --fragment 0.5 --output /mnt/card/rec.mp4 > /tmp/rec.out 2>&1 &
+            pid=$!
+            grown() { [ "$(stat -c %s /mnt/card/rec.mp4.partial 2>/dev/null || echo 0)" -gt 200000 ]; }
+            wait_for 120 "the recording to have fragments on the card" grown
+            read -r cut _ < /proc/uptime
+            dmsetup load obscura-card --table "0 $sectors error" && dmsetup resume obscura-card && echo "card=dead"
+            ended() { ! kill -0 $pid 2>/dev/null; }
+            wait_for 120 "the recording to end" ended
+            read -r end _ < /proc/uptime
+            wait $pid; echo "status=$?"
+            echo "after=$(awk -v a="$cut" -v b="$end" 'BEGIN { printf "%.2f", b - a }')"
+            tail -n 3 /tmp/rec.out | sed 's/^/out: /'
+            """, timeout: 400)
+        let out = result.stdout
+        let lines = out.split(separator: "\n").map(String.init)
+        #expect(lines.contains("card=dead"), "\(out)\(result.stderr)")
+        #expect(lines.contains("status=3"), "the recording failed: \(out)")
+        #expect(out.contains("finished: storage failed: ") && (out.contains("fdatasync failed") || out.contains("fsync failed") || out.contains("pwrite failed")),
+                "the summary names the storage's failed call: \(out)")
+        #expect(out.contains("Input/output error") || out.contains("Read-only file system"), "and its errno: \(out)")
+        let after = lines.first { $0.hasPrefix("after=") }.map { String($0.dropFirst(6)) } ?? "?"
+        print("RecordingBoardTests: the recording ended \(after) s after the card died: \(lines.last { $0.hasPrefix("out: ") } ?? "")")
+    }
+
     /// ffprobe's packet times and flags of a file, as "0.000000,K_" lines.
     private static let packets = "ffprobe -v error -select_streams v:0 -show_entries packet=flags,pts_time -of csv=p=0"
 
