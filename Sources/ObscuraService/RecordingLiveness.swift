@@ -1,3 +1,6 @@
+import Foundation
+import ObscuraCamera
+
 /// Whether a recording is wedged, for systemd's watchdog: the camera goes on
 /// delivering frames while none reaches the file for `limit`. A camera that
 /// delivers nothing is not the recorder's wedge: a starved or vanished camera
@@ -38,5 +41,26 @@ struct RecordingLiveness: Sendable, Equatable {
         let stalled = now - since
         let meanwhile = delivered - self.delivered
         return stalled >= Self.limit && meanwhile > 0 ? Wedge(stalled: stalled, delivered: meanwhile) : nil
+    }
+}
+
+/// Says once when a recording has been held inside a call into its storage
+/// (a write or sync that has not returned) for `reported`, and once when it
+/// goes on. Fed each housekeeping round with the writer's wait.
+struct StorageWaitNotice: Sendable {
+    static let reported: Duration = .seconds(5)
+    private var said = false
+
+    /// The line to journal this round, if any (warning: true while waiting).
+    mutating func look(_ wait: Duration?) -> (warning: Bool, line: String)? {
+        if let wait, wait >= Self.reported, !said {
+            said = true
+            return (true, "the recording has waited \(String(format: "%.1f", wait.seconds)) s on its storage (a write or sync that has not returned); it goes on when the storage answers")
+        }
+        if wait == nil, said {
+            said = false
+            return (false, "the recording's storage answers again")
+        }
+        return nil
     }
 }

@@ -24,7 +24,7 @@ struct RunCommand: AsyncParsableCommand {
             if let board { configuration.board = board }
             let profile = try BoardProfile.load(configuration.board, from: configuration.file)
             let logger = Logger(label: "obscura") { _ in JournalLogHandler() }
-            let service = RecorderService(configuration: configuration, profile: profile, logger: logger)
+            let service = try RecorderService(configuration: configuration, profile: profile, logger: logger)
             try await service.start()
             let (signals, continuation) = AsyncStream<Int32>.makeStream()
             var sources: [any DispatchSourceSignal] = []

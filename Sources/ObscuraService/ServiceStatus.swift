@@ -1,0 +1,111 @@
+import Foundation
+import ObscuraPhoto
+
+public struct PhotoFailure: Error, Sendable {
+    public let message: String
+}
+
+/// What kind of error the service met: the metrics' `reason` label, a fixed
+/// set (the error's text, which names the file or device, stays in the
+/// journal and `obscura status`).
+public enum ErrorReason: String, Sendable, CaseIterable {
+    case camera, encoder, storage, drive, gpio, photo, recording
+}
+
+/// What `obscura status` shows.
+public struct ServiceStatus: Sendable, Codable, Equatable {
+    public var state = "starting"
+    public var board = ""
+    public var camera: String?
+    public var file: String?
+    public var elapsedSeconds = 0.0
+    public var bytes = 0
+    public var droppedFrames = 0
+    public var freeBytes: Int?
+    public var flash = FlashMode.auto.rawValue
+    public var lastError: String?
+    public var lastRecording: String?
+    public var recordings = 0
+    public var photos = 0
+    public var preRecordSeconds = 0.0
+    /// The preview's state ("showing on …", "headless: …"), when enabled.
+    public var preview: String?
+    /// The microphone recorded beside the video, or why there is none.
+    public var audio: String?
+    /// Frames in the recording in progress, and its measured frame rate.
+    public var frames = 0
+    public var framesPerSecond = 0.0
+    /// Since the service started: frames and bytes written, frames missing.
+    public var framesTotal = 0
+    public var bytesTotal = 0
+    public var droppedFramesTotal = 0
+    public var skippedFramesTotal = 0
+    /// Frame in to packet out of the video encoder (mean, seconds), and the
+    /// frames inside it now.
+    public var encoderLatencySeconds = 0.0
+    /// The longest time, over the last half second, from a frame's sensor
+    /// timestamp to its packet being handed to the file.
+    public var cameraToFileSeconds = 0.0
+    public var framesInEncoder = 0
+    /// Recordings ended by a failure (finalized all the same).
+    public var recordingsFailed = 0
+    /// When `lastError` happened (Unix time), and which kind it was (one of
+    /// `ErrorReason`'s: the metrics' label, bounded where the text is not).
+    public var lastErrorTime: Double?
+    public var lastErrorReason: String?
+    /// Errors since the service started, by `ErrorReason`.
+    public var errors: [String: Int] = [:]
+    /// Stage restarts ("camera", "encoder", "storage") and the time each
+    /// stage's restarts left unrecorded.
+    public var stageRestarts: [String: Int] = [:]
+    public var stageGapSeconds: [String: Double] = [:]
+    public var storages: [StorageStatus] = []
+    public var host = HostHealth()
+    /// The frame rate asked of the camera, and the configured one: lower
+    /// while the recorder could not keep up (`PaceGovernor`); the steps
+    /// taken down and up since the service started (optional, so that a
+    /// status from a service without them still decodes).
+    public var cameraFrameRate: Double?
+    public var configuredFrameRate: Double?
+    public var rateStepsDown: Int?
+    public var rateStepsUp: Int?
+    /// Where the metrics file is written, or why it is not.
+    public var metrics: String?
+}
+
+extension ServiceStatus {
+    /// Totals of the recordings finished since the start.
+    typealias Totals = (frames: Int, bytes: Int, dropped: Int, skipped: Int)
+
+    mutating func noteError(_ message: String, reason: ErrorReason, at time: Date) {
+        lastError = message
+        lastErrorTime = time.timeIntervalSince1970
+        lastErrorReason = reason.rawValue
+        errors[reason.rawValue, default: 0] += 1
+    }
+
+    /// What `obscura status` shows: this record with the recording in
+    /// progress (`file`, nil when none: its counters zero) and the totals of
+    /// those finished added in.
+    func snapshot(state: String, file: String?, elapsedSeconds: Double, finished: Totals, preview: String?) -> ServiceStatus {
+        var s = self
+        s.state = state
+        s.file = file
+        s.elapsedSeconds = elapsedSeconds
+        if file == nil {
+            s.bytes = 0
+            s.droppedFrames = 0
+            s.frames = 0
+            s.framesPerSecond = 0
+            s.framesInEncoder = 0
+            s.skippedFramesTotal = 0
+        }
+        s.framesTotal = finished.frames + s.frames
+        s.bytesTotal = finished.bytes + s.bytes
+        s.droppedFramesTotal = finished.dropped + s.droppedFrames
+        s.skippedFramesTotal += finished.skipped
+        s.freeBytes = storages.first { $0.name == "recordings" }?.freeBytes
+        s.preview = preview
+        return s
+    }
+}
