@@ -65,7 +65,7 @@ let package = Package(
         .target(name: "ObscuraMedia", dependencies: ["ObscuraSystem"]),
         .target(name: "ObscuraCamera", dependencies: ["CCamera", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraEncoding", dependencies: ["CFFmpeg", "CV4L2", "ObscuraMedia", "ObscuraSystem"]),
-        .target(name: "ObscuraAge", dependencies: ["CNettle", "CSystem"]),
+        .target(name: "ObscuraAge", dependencies: ["CNettle", "CSystem", "ObscuraSystem"]),
         .target(name: "ObscuraMuxing", dependencies: ["CFFmpeg", "CNettle", "ObscuraAge", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraAudio", dependencies: ["CALSA", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraGPIO", dependencies: ["CGPIO", "ObscuraSystem"]),

@@ -1,4 +1,5 @@
 import Foundation
+import ObscuraSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -318,14 +319,10 @@ public enum AgeDecryptor {
 
     /// Writes all of `bytes` to `fd` (retrying short writes).
     public static func write(_ bytes: [UInt8], to fd: Int32) throws(AgeError) {
-        var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, bytes.count - done) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw AgeError("write failed: \(String(cString: strerror(errno)))")
-            }
-            done += n
+        do throws(SystemError) {
+            try Syscalls.writeAll(fd, bytes, path: "fd \(fd)")
+        } catch {
+            throw AgeError("\(error)")
         }
     }
 

@@ -123,6 +123,15 @@ public final class CaptureSession: @unchecked Sendable {
 
     public init(log: @escaping @Sendable (String) -> Void = { _ in }) { self.log = log }
 
+    /// The session's event streams end with it (and the loops that follow
+    /// them), its watchdog and its watch on the camera's availability too.
+    /// (The last reference is gone: nothing else reads these now.)
+    deinit {
+        watchdog?.cancel()
+        if let token = availabilityToken, let device = _input?.device { device.source.stopObservingAvailability(token) }
+        for continuation in subscribers.values { continuation.finish() }
+    }
+
     // MARK: Events
 
     /// A new stream of the session's events (each call gets its own).

@@ -149,6 +149,48 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
         }
     }
 
+    /// The frames of a raw file: each in a dmabuf of its own (at most
+    /// `maxDmabufFrames`), or the file mapped whole.
+    private static func contentBuffers(_ path: String, inDmabufs: Bool, format: PixelFormat, size: PixelSize, frameSize: Int) throws
+        -> (buffers: [SyntheticBuffer], mapping: MemoryMapping?, frames: Int) {
+        let fd = try Syscalls.open(path, O_RDONLY | O_CLOEXEC)
+        var st = stat()
+        guard fstat(fd.rawValue, &st) == 0 else { throw SystemError.errno("fstat", path) }
+        let frames = min(Int(st.st_size) / frameSize, inDmabufs ? maxDmabufFrames : Int.max)
+        guard frames > 0 else {
+            throw CameraError.invalidConfiguration("\(path) holds \(st.st_size) bytes, less than one \(format) \(size) frame (\(frameSize) bytes)")
+        }
+        guard inDmabufs else { return ([], try MemoryMapping(fd: fd.rawValue, offset: 0, length: frames * frameSize), frames) }
+        let buffers = try (0..<frames).map { i in
+            let buffer = try SyntheticBuffer(index: i, length: frameSize, inDmabuf: true)
+            try buffer.fill(from: fd.rawValue, offset: i * frameSize, path: path)
+            return buffer
+        }
+        return (buffers, nil, frames)
+    }
+
+    /// The raw stream beside the processed one (nil: the camera has none).
+    private func rawStream(_ asked: StreamRequest, size: PixelSize, count: Int, adjustments: inout [String]) throws
+        -> (stream: StreamConfiguration, buffers: [SyntheticBuffer])? {
+        guard let first = rawFormats.first else { return nil }
+        var rawFormat = asked.pixelFormat ?? first
+        if !rawFormats.contains(rawFormat) {
+            adjustments.append("stream 1 pixel format \(rawFormat) → \(first)")
+            rawFormat = first
+        }
+        var rawSize = asked.size ?? size
+        if !sizes.contains(rawSize) {
+            adjustments.append("stream 1 size \(rawSize) → \(size)")
+            rawSize = size
+        }
+        let rawInfo = rawFormat.info!
+        let rawLength = rawInfo.bytesPerFrame(width: rawSize.width, height: rawSize.height)
+        let buffers = try (0..<count).map { try SyntheticBuffer(index: count + $0, length: rawLength) }
+        return (StreamConfiguration(role: .raw, pixelFormat: rawFormat, size: rawSize,
+                                    stride: rawInfo.stride(plane: 0, width: rawSize.width), frameSize: rawLength,
+                                    bufferCount: count, fullRange: nil), buffers)
+    }
+
     public func configure(_ requests: [StreamRequest], rotation: Int, mirrored: Bool) throws -> CameraConfiguration {
         try lock.withLock { _ in
             guard isOpen, timer == nil else {
@@ -189,23 +231,9 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
             case .rawFileInDmabufs(let path): (path, true)
             }
             if let (path, inDmabufs) = file {
-                let fd = try Syscalls.open(path, O_RDONLY | O_CLOEXEC)
-                var st = stat()
-                guard fstat(fd.rawValue, &st) == 0 else { throw SystemError.errno("fstat", path) }
-                contentFrames = min(Int(st.st_size) / frameSize, inDmabufs ? Self.maxDmabufFrames : Int.max)
-                guard contentFrames > 0 else {
-                    throw CameraError.invalidConfiguration("\(path) holds \(st.st_size) bytes, less than one \(format) \(size) frame (\(frameSize) bytes)")
-                }
-                if inDmabufs {
-                    buffers = try (0..<contentFrames).map { i in
-                        let buffer = try SyntheticBuffer(index: i, length: frameSize, inDmabuf: true)
-                        try buffer.fill(from: fd.rawValue, offset: i * frameSize, path: path)
-                        return buffer
-                    }
-                    total = contentFrames
-                } else {
-                    contentMapping = try MemoryMapping(fd: fd.rawValue, offset: 0, length: contentFrames * frameSize)
-                }
+                let loaded = try Self.contentBuffers(path, inDmabufs: inDmabufs, format: format, size: size, frameSize: frameSize)
+                (buffers, contentMapping, contentFrames) = (loaded.buffers, loaded.mapping, loaded.frames)
+                if inDmabufs { total = contentFrames }
             } else {
                 buffers = try (0..<count).map { try SyntheticBuffer(index: $0, length: frameSize) }
             }
@@ -222,29 +250,13 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
                                                contentMapping: contentMapping)
             }
             if requests.count == 2 {
-                let asked = requests[1]
-                guard let first = rawFormats.first else {
+                guard let raw = try rawStream(requests[1], size: size, count: count, adjustments: &adjustments) else {
                     return CameraConfiguration(status: .invalid, streams: [stream],
                                                adjustments: ["the camera has no raw stream"], rotation: 0, mirrored: false)
                 }
-                var rawFormat = asked.pixelFormat ?? first
-                if !rawFormats.contains(rawFormat) {
-                    adjustments.append("stream 1 pixel format \(rawFormat) → \(first)")
-                    rawFormat = first
-                }
-                var rawSize = asked.size ?? size
-                if !sizes.contains(rawSize) {
-                    adjustments.append("stream 1 size \(rawSize) → \(size)")
-                    rawSize = size
-                }
-                let rawInfo = rawFormat.info!
-                let rawLength = rawInfo.bytesPerFrame(width: rawSize.width, height: rawSize.height)
-                rawBuffers = try (0..<count).map { try SyntheticBuffer(index: count + $0, length: rawLength) }
-                let raw = StreamConfiguration(role: .raw, pixelFormat: rawFormat, size: rawSize,
-                                              stride: rawInfo.stride(plane: 0, width: rawSize.width), frameSize: rawLength,
-                                              bufferCount: count, fullRange: nil)
-                rawConfig = raw
-                streams.append(raw)
+                rawBuffers = raw.buffers
+                rawConfig = raw.stream
+                streams.append(raw.stream)
             }
             return CameraConfiguration(status: adjustments.isEmpty ? .valid : .adjusted, streams: streams,
                                        adjustments: adjustments, rotation: 0, mirrored: false)
@@ -512,13 +524,8 @@ final class SyntheticBuffer: @unchecked Sendable {
     func fill(from file: Int32, offset: Int, path: String) throws {
         if allocator != nil { try Syscalls.dmabufSync(fd.rawValue, start: true, write: true) }
         defer { if allocator != nil { try? Syscalls.dmabufSync(fd.rawValue, start: false, write: true) } }
-        var done = 0
-        while done < length {
-            let n = pread(file, mapping.base + done, length - done, off_t(offset + done))
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { throw SystemError.errno("pread", "frame at \(offset) of \(path)") }
-            done += n
-        }
+        let read = try Syscalls.preadAll(file, into: mapping.base, count: length, at: Int64(offset), path: "frame at \(offset) of \(path)")
+        guard read == length else { throw SystemError(call: "pread", code: EIO, detail: "frame at \(offset) of \(path): the file ends \(length - read) bytes short") }
     }
 
     func planes(_ format: PixelFormat, _ size: PixelSize) -> [FramePlane] {

@@ -40,7 +40,7 @@ public struct V4L2CodecNode: Sendable, Equatable, CustomStringConvertible {
             var caps = om_caps()
             let fd = om_open(path, &caps, nil, 0)
             guard fd >= 0 else { continue }
-            defer { close(fd) }
+            defer { Syscalls.close(fd) }
             guard caps.is_m2m != 0 else { continue }
             let mp = caps.multiplanar
             func formats(_ direction: Int32) -> [UInt32] {
@@ -154,6 +154,8 @@ public final class V4L2MemoryToMemoryEncoder: VideoEncoder {
     /// Opens `node` (or the first that fits) for `settings`, taking frames of
     /// `input` laid out with `stride` bytes per line of plane 0. With
     /// `importDmabufs` frames are imported by dmabuf, else copied.
+    /// (longer than 80 lines: the stateful encoder interface's set-up in its
+    /// order, formats, buffers, streaming, which sets the stored properties.)
     public init(settings: VideoEncoderSettings, input: PixelFormat, stride: Int, importDmabufs: Bool,
                 node: V4L2CodecNode? = nil, copies: CopyCounter = CopyCounter()) throws {
         let node = try node ?? Self.findNode(codec: settings.codec, input: input)
@@ -202,33 +204,9 @@ public final class V4L2MemoryToMemoryEncoder: VideoEncoder {
             notes.append("the driver wants \(rawGot.bytes_per_line) bytes per line, the camera gives \(stride): frames are copied")
         }
 
-        // Frame rate, where the driver has the call.
-        var num: UInt32 = 0, den: UInt32 = 0
-        let rate = av_d2q(settings.frameRate, 1000)
-        let r = om_set_frame_rate(fd.rawValue, mp, UInt32(rate.den), UInt32(rate.num), &num, &den, &err, err.count)
-        if r == -ENOTTY {
-            notes.append("no frame-rate setting (VIDIOC_S_PARM)")
-        } else if r < 0 {
-            throw V4L2EncoderError.call("\(where_): \(message())")
-        } else if num > 0, abs(Double(den) / Double(num) - settings.frameRate) > settings.frameRate * 0.01 {
-            throw V4L2EncoderError.frameRateRejected(asked: settings.frameRate, got: Double(den) / Double(num), node: where_)
-        }
-
-        // Controls: applied where offered, noted where not.
-        var controls: [(UInt32, Int32, String)] = [(UInt32(OM_CID_GOP_SIZE), Int32(settings.maxKeyFrameInterval), "keyframe interval")]
-        if let bitRate = settings.averageBitRate { controls.append((UInt32(OM_CID_BITRATE), Int32(clamping: bitRate), "bit rate")) }
-        if settings.codec == .h264 || settings.codec == .hevc {
-            controls.append((UInt32(OM_CID_REPEAT_SEQ_HEADER), 1, "repeated sequence headers"))
-        }
-        if settings.codec == .h264 {
-            controls.append((UInt32(OM_CID_H264_I_PERIOD), Int32(settings.maxKeyFrameInterval), "H.264 I period"))
-            if let profile = settings.profile, let value = ["baseline": 0, "constrained_baseline": 1, "main": 2, "high": 4][profile] {
-                controls.append((UInt32(OM_CID_H264_PROFILE), Int32(value), "profile \(profile)"))
-            }
-        }
-        for (id, value, what) in controls where om_set_control(fd.rawValue, id, value, &err, err.count) != 0 {
-            notes.append("\(what) not offered")
-        }
+        // Frame rate, where the driver has the call; controls where offered.
+        notes += try Self.setFrameRate(fd.rawValue, mp: mp, settings.frameRate, on: where_)
+        notes += Self.setControls(fd.rawValue, settings)
 
         // Buffers: the raw queue imports (or MMAPs), the coded queue is MMAP.
         let rawMemory = importsDmabufs ? Int32(OM_DMABUF) : Int32(OM_MMAP)
@@ -263,6 +241,46 @@ public final class V4L2MemoryToMemoryEncoder: VideoEncoder {
             throw V4L2EncoderError.call("\(where_): \(message())")
         }
 
+        codecParameters = try Self.codecParameters(settings)
+        name = "\(node.driver) \(settings.codec) (V4L2 memory-to-memory, \(node.path))"
+        self.notes = notes
+    }
+
+    /// The driver's frame rate (VIDIOC_S_PARM), where it has the call: a
+    /// note when it has none, an error when it takes another rate.
+    private static func setFrameRate(_ fd: Int32, mp: Int32, _ frameRate: Double, on where_: String) throws -> [String] {
+        var err = [CChar](repeating: 0, count: 256)
+        var num: UInt32 = 0, den: UInt32 = 0
+        let rate = av_d2q(frameRate, 1000)
+        let r = om_set_frame_rate(fd, mp, UInt32(rate.den), UInt32(rate.num), &num, &den, &err, err.count)
+        if r == -ENOTTY { return ["no frame-rate setting (VIDIOC_S_PARM)"] }
+        if r < 0 { throw V4L2EncoderError.call("\(where_): " + err.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }) }
+        if num > 0, abs(Double(den) / Double(num) - frameRate) > frameRate * 0.01 {
+            throw V4L2EncoderError.frameRateRejected(asked: frameRate, got: Double(den) / Double(num), node: where_)
+        }
+        return []
+    }
+
+    /// Keyframe interval, bit rate, headers and profile: applied where
+    /// offered; a note for each the driver does not offer.
+    private static func setControls(_ fd: Int32, _ settings: VideoEncoderSettings) -> [String] {
+        var err = [CChar](repeating: 0, count: 256)
+        var controls: [(UInt32, Int32, String)] = [(UInt32(OM_CID_GOP_SIZE), Int32(settings.maxKeyFrameInterval), "keyframe interval")]
+        if let bitRate = settings.averageBitRate { controls.append((UInt32(OM_CID_BITRATE), Int32(clamping: bitRate), "bit rate")) }
+        if settings.codec == .h264 || settings.codec == .hevc {
+            controls.append((UInt32(OM_CID_REPEAT_SEQ_HEADER), 1, "repeated sequence headers"))
+        }
+        if settings.codec == .h264 {
+            controls.append((UInt32(OM_CID_H264_I_PERIOD), Int32(settings.maxKeyFrameInterval), "H.264 I period"))
+            if let profile = settings.profile, let value = ["baseline": 0, "constrained_baseline": 1, "main": 2, "high": 4][profile] {
+                controls.append((UInt32(OM_CID_H264_PROFILE), Int32(value), "profile \(profile)"))
+            }
+        }
+        return controls.filter { om_set_control(fd, $0.0, $0.1, &err, err.count) != 0 }.map { "\($0.2) not offered" }
+    }
+
+    /// What the muxer is told of the stream.
+    private static func codecParameters(_ settings: VideoEncoderSettings) throws -> CodecParameters {
         guard let parameters = avcodec_parameters_alloc() else {
             throw FFmpegError(call: "avcodec_parameters_alloc", code: obscura_averror(ENOMEM))
         }
@@ -274,11 +292,9 @@ public final class V4L2MemoryToMemoryEncoder: VideoEncoder {
         case .prores422: AV_CODEC_ID_PRORES
         case .fwht: AV_CODEC_ID_NONE  // no container knows it: an elementary stream
         }
-        parameters.pointee.width = Int32(size.width)
-        parameters.pointee.height = Int32(size.height)
-        codecParameters = CodecParameters(parameters: parameters, timeBase: AVRational(num: 1, den: 1_000_000), frameRate: settings.frameRate)
-        name = "\(node.driver) \(settings.codec) (V4L2 memory-to-memory, \(node.path))"
-        self.notes = notes
+        parameters.pointee.width = Int32(settings.size.width)
+        parameters.pointee.height = Int32(settings.size.height)
+        return CodecParameters(parameters: parameters, timeBase: AVRational(num: 1, den: 1_000_000), frameRate: settings.frameRate)
     }
 
     private var errBuffer = [CChar](repeating: 0, count: 256)

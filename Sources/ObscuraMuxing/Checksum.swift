@@ -77,11 +77,7 @@ public enum Checksum {
         let hash = SHA256()
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         while true {
-            let n = buffer.withUnsafeMutableBytes { read(fd.rawValue, $0.baseAddress!, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw SystemError.errno("read", path)
-            }
+            let n = try buffer.withUnsafeMutableBytes { b throws(SystemError) in try Syscalls.read(fd.rawValue, into: b, path: path) }
             if n == 0 { break }
             buffer.withUnsafeBytes { hash.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }
         }

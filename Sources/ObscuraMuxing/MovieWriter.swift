@@ -653,10 +653,10 @@ final class DataSyncer: @unchecked Sendable {
         defer { lock.unlock() }
         guard !closed else { return }
         closed = true
-        _ = Glibc.close(fd)
+        Syscalls.close(fd)
     }
 
-    deinit { if !closed { _ = Glibc.close(fd) } }
+    deinit { if !closed { Syscalls.close(fd) } }
 }
 
 /// The movie file as libavformat sees it: an AVIOContext whose writes go to
@@ -784,15 +784,15 @@ final class FileOutput {
     private func writeSealed(_ bytes: [UInt8]) {
         guard !bytes.isEmpty, error == nil else { return }
         var done = 0
-        while done < bytes.count {
-            let n = bytes.withUnsafeBytes { pwrite(fd.rawValue, $0.baseAddress! + done, bytes.count - done, off_t(cipherSize) + off_t(done)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                error = SystemError(call: "pwrite", code: errno, detail: path)
-                cipherSize += Int64(done)
-                return
+        let written = bytes.withUnsafeBytes { b in
+            Result { () throws(SystemError) in
+                try Syscalls.pwriteAll(fd.rawValue, b.baseAddress!, count: b.count, at: cipherSize, path: path, written: &done)
             }
-            done += n
+        }
+        if case .failure(let failure) = written {
+            error = failure
+            cipherSize += Int64(done)
+            return
         }
         hash?.update(bytes)
         hashed += Int64(bytes.count)
@@ -802,19 +802,15 @@ final class FileOutput {
 
     private func writePlain(_ bytes: UnsafeRawPointer, _ count: Int) -> Int32 {
         var done = 0
-        while done < count {
-            let n = pwrite(fd.rawValue, bytes + done, count - done, off_t(position) + off_t(done))
-            if n < 0 {
-                if errno == EINTR { continue }
-                // Part of this write may be in the file: what it holds is
-                // read back at the end instead.
-                let code = errno
-                if error == nil { error = SystemError(call: "pwrite", code: code, detail: path) }
-                hash = nil
-                if done > 0 { size = max(size, position + Int64(done)) }
-                return obscura_averror(code)
-            }
-            done += n
+        do throws(SystemError) {
+            try Syscalls.pwriteAll(fd.rawValue, bytes, count: count, at: position, path: path, written: &done)
+        } catch {
+            // Part of this write may be in the file: what it holds is read
+            // back at the end instead.
+            if self.error == nil { self.error = error }
+            hash = nil
+            if done > 0 { size = max(size, position + Int64(done)) }
+            return obscura_averror(error.code)
         }
         if let hash {
             if position == hashed {

@@ -181,46 +181,8 @@ public final class OverlayRenderer {
         var height = lines.count * lineHeight + 2 * pad
         width += width & 1
         height += height & 1
-        // Text coverage.
-        var coverage = [UInt8](repeating: 0, count: width * height)
-        for (n, line) in lines.enumerated() {
-            var pen = pad
-            let baseline = pad + n * lineHeight + font.ascender
-            for scalar in line.unicodeScalars {
-                let g = font.glyph(scalar)
-                for row in 0..<g.rows {
-                    let y = baseline - g.top + row
-                    guard y >= 0, y < height else { continue }
-                    for column in 0..<g.width {
-                        let x = pen + g.left + column
-                        guard x >= 0, x < width else { continue }
-                        let c = g.coverage[row * g.width + column]
-                        if c > coverage[y * width + x] { coverage[y * width + x] = c }
-                    }
-                }
-                pen += g.advance
-            }
-        }
-        // The layer under the text: the whole box, or the text grown by a
-        // few pixels (its outline).
-        var under = [UInt8](repeating: 0, count: width * height)
-        switch settings.background {
-        case .box:
-            under = [UInt8](repeating: 255, count: width * height)
-        case .outline:
-            let r = max(1, font.pixelHeight / 12)
-            for y in 0..<height {
-                for x in 0..<width {
-                    var m: UInt8 = 0
-                    for dy in -r...r where y + dy >= 0 && y + dy < height {
-                        for dx in -r...r where x + dx >= 0 && x + dx < width {
-                            m = max(m, coverage[(y + dy) * width + x + dx])
-                        }
-                    }
-                    under[y * width + x] = m
-                }
-            }
-        }
+        let coverage = textCoverage(lines, width: width, height: height, pad: pad, lineHeight: lineHeight)
+        let under = underLayer(coverage, width: width, height: height)
         let ink = settings.colour.ycbcr
         let dark = (y: 16, cb: 128, cr: 128)
         var p = Patch()
@@ -256,6 +218,68 @@ public final class OverlayRenderer {
         p.opaque = p.keep.allSatisfy { $0 == 0 }
         func value(_ add: UInt16) -> UInt8 { UInt8(min(255, (Int(add) + 128) >> 8)) }
         if p.opaque { p.luma = p.add.map(value) }
+        chromaLayers(&p, alphaUnder: alphaUnder, alphaText: alphaText, ink: ink, dark: dark)
+        if p.opaque && p.chromaKeep.allSatisfy({ $0 == 0 }) {
+            p.cb = p.addCb.map(value)
+            p.cr = p.addCr.map(value)
+            p.cbcr = zip(p.cb, p.cr).flatMap { [$0, $1] }
+        } else {
+            p.opaque = false
+        }
+        return p
+    }
+
+    /// The text's coverage (0–255) on a width × height patch, line under line.
+    private func textCoverage(_ lines: [String], width: Int, height: Int, pad: Int, lineHeight: Int) -> [UInt8] {
+        var coverage = [UInt8](repeating: 0, count: width * height)
+        for (n, line) in lines.enumerated() {
+            var pen = pad
+            let baseline = pad + n * lineHeight + font.ascender
+            for scalar in line.unicodeScalars {
+                let g = font.glyph(scalar)
+                for row in 0..<g.rows {
+                    let y = baseline - g.top + row
+                    guard y >= 0, y < height else { continue }
+                    for column in 0..<g.width {
+                        let x = pen + g.left + column
+                        guard x >= 0, x < width else { continue }
+                        let c = g.coverage[row * g.width + column]
+                        if c > coverage[y * width + x] { coverage[y * width + x] = c }
+                    }
+                }
+                pen += g.advance
+            }
+        }
+        return coverage
+    }
+
+    /// The layer under the text: the whole box, or the text grown by a few
+    /// pixels (its outline).
+    private func underLayer(_ coverage: [UInt8], width: Int, height: Int) -> [UInt8] {
+        var under = [UInt8](repeating: 0, count: width * height)
+        switch settings.background {
+        case .box:
+            under = [UInt8](repeating: 255, count: width * height)
+        case .outline:
+            let r = max(1, font.pixelHeight / 12)
+            for y in 0..<height {
+                for x in 0..<width {
+                    var m: UInt8 = 0
+                    for dy in -r...r where y + dy >= 0 && y + dy < height {
+                        for dx in -r...r where x + dx >= 0 && x + dx < width {
+                            m = max(m, coverage[(y + dy) * width + x + dx])
+                        }
+                    }
+                    under[y * width + x] = m
+                }
+            }
+        }
+        return under
+    }
+
+    /// The chroma weights: each 2×2 block's mean of the luma layers.
+    private func chromaLayers(_ p: inout Patch, alphaUnder: [Int], alphaText: [Int],
+                              ink: (y: Int, cb: Int, cr: Int), dark: (y: Int, cb: Int, cr: Int)) {
         let cw = p.width / 2, ch = p.height / 2
         p.chromaKeep = [UInt16](repeating: 0, count: cw * ch)
         p.addCb = [UInt16](repeating: 0, count: cw * ch)
@@ -275,14 +299,6 @@ public final class OverlayRenderer {
                 p.addCr[i] = UInt16(min(dark.cr * a1 * (256 - a2) / 256 + ink.cr * a2, 255 * 256))
             }
         }
-        if p.opaque && p.chromaKeep.allSatisfy({ $0 == 0 }) {
-            p.cb = p.addCb.map(value)
-            p.cr = p.addCr.map(value)
-            p.cbcr = zip(p.cb, p.cr).flatMap { [$0, $1] }
-        } else {
-            p.opaque = false
-        }
-        return p
     }
 
     /// An opaque patch's pixels as packed RGB rows (made once per layout).
@@ -309,63 +325,73 @@ public final class OverlayRenderer {
         let p = patchFor(date)
         if let rgb = Self.rgbLayout(format) {
             guard let plane = planes.first, let stride = strides.first else { throw OverlayError("a \(format) frame with no plane") }
-            let pixels = plane.assumingMemoryBound(to: UInt8.self)
-            if p.opaque {
-                let rows = rgbRows(rgb)
-                let rowBytes = p.width * rgb.bytes
-                rows.withUnsafeBufferPointer { source in
-                    for row in 0..<p.height {
-                        (pixels + (p.y + row) * stride + p.x * rgb.bytes).update(from: source.baseAddress! + row * rowBytes, count: rowBytes)
-                    }
-                }
-                return
-            }
-            for row in 0..<p.height {
-                let line = pixels + (p.y + row) * stride + p.x * rgb.bytes
-                let base = row * p.width
-                for x in 0..<p.width {
-                    let keep = Int(p.keep[base + x])
-                    guard keep != 256 else { continue }
-                    let px = line + x * rgb.bytes
-                    px[rgb.r] = UInt8((Int(px[rgb.r]) * keep + Int(p.addR[base + x]) + 128) >> 8)
-                    px[rgb.g] = UInt8((Int(px[rgb.g]) * keep + Int(p.addG[base + x]) + 128) >> 8)
-                    px[rgb.b] = UInt8((Int(px[rgb.b]) * keep + Int(p.addB[base + x]) + 128) >> 8)
-                }
-            }
-            return
+            return drawRGB(p, rgb, plane.assumingMemoryBound(to: UInt8.self), stride)
         }
         if format == .yuyv || format == .uyvy {
-            // Packed 4:2:2: Y0 Cb Y1 Cr (YUYV) or Cb Y0 Cr Y1 (UYVY); each
-            // chroma pair takes the weights of its 2×2 block.
             guard let plane = planes.first, let stride = strides.first else { throw OverlayError("a \(format) frame with no plane") }
-            let (y0, cbAt, y1, crAt) = format == .yuyv ? (0, 1, 2, 3) : (1, 0, 3, 2)
-            let pixels = plane.assumingMemoryBound(to: UInt8.self)
-            let cw = p.width / 2
-            for row in 0..<p.height {
-                let line = pixels + (p.y + row) * stride + p.x * 2
-                let base = row * p.width
-                let cbase = (row / 2) * cw
-                for pair in 0..<cw {
-                    let group = line + pair * 4
-                    for (offset, x) in [(y0, 2 * pair), (y1, 2 * pair + 1)] {
-                        let keep = Int(p.keep[base + x])
-                        if keep != 256 { group[offset] = UInt8((Int(group[offset]) * keep + Int(p.add[base + x]) + 128) >> 8) }
-                    }
-                    let keep = Int(p.chromaKeep[cbase + pair])
-                    if keep != 256 {
-                        group[cbAt] = UInt8((Int(group[cbAt]) * keep + Int(p.addCb[cbase + pair]) + 128) >> 8)
-                        group[crAt] = UInt8((Int(group[crAt]) * keep + Int(p.addCr[cbase + pair]) + 128) >> 8)
-                    }
-                }
-            }
-            return
+            return drawPacked(p, format, plane.assumingMemoryBound(to: UInt8.self), stride)
         }
         guard planes.count >= (format == .nv12 ? 2 : 3), strides.count == planes.count else {
             throw OverlayError("a \(format) frame with \(planes.count) planes")
         }
-        let luma = planes[0].assumingMemoryBound(to: UInt8.self)
+        drawLuma(p, planes[0].assumingMemoryBound(to: UInt8.self), strides[0])
+        drawChroma(p, format, planes, strides)
+    }
+
+    /// Packed RGB (BGRA, RGB24…): the patch's RGB layers.
+    private func drawRGB(_ p: Patch, _ rgb: (bytes: Int, r: Int, g: Int, b: Int), _ pixels: UnsafeMutablePointer<UInt8>, _ stride: Int) {
+        if p.opaque {
+            let rows = rgbRows(rgb)
+            let rowBytes = p.width * rgb.bytes
+            rows.withUnsafeBufferPointer { source in
+                for row in 0..<p.height {
+                    (pixels + (p.y + row) * stride + p.x * rgb.bytes).update(from: source.baseAddress! + row * rowBytes, count: rowBytes)
+                }
+            }
+            return
+        }
         for row in 0..<p.height {
-            let line = luma + (p.y + row) * strides[0] + p.x
+            let line = pixels + (p.y + row) * stride + p.x * rgb.bytes
+            let base = row * p.width
+            for x in 0..<p.width {
+                let keep = Int(p.keep[base + x])
+                guard keep != 256 else { continue }
+                let px = line + x * rgb.bytes
+                px[rgb.r] = UInt8((Int(px[rgb.r]) * keep + Int(p.addR[base + x]) + 128) >> 8)
+                px[rgb.g] = UInt8((Int(px[rgb.g]) * keep + Int(p.addG[base + x]) + 128) >> 8)
+                px[rgb.b] = UInt8((Int(px[rgb.b]) * keep + Int(p.addB[base + x]) + 128) >> 8)
+            }
+        }
+    }
+
+    /// Packed 4:2:2: Y0 Cb Y1 Cr (YUYV) or Cb Y0 Cr Y1 (UYVY); each chroma
+    /// pair takes the weights of its 2×2 block.
+    private func drawPacked(_ p: Patch, _ format: PixelFormat, _ pixels: UnsafeMutablePointer<UInt8>, _ stride: Int) {
+        let (y0, cbAt, y1, crAt) = format == .yuyv ? (0, 1, 2, 3) : (1, 0, 3, 2)
+        let cw = p.width / 2
+        for row in 0..<p.height {
+            let line = pixels + (p.y + row) * stride + p.x * 2
+            let base = row * p.width
+            let cbase = (row / 2) * cw
+            for pair in 0..<cw {
+                let group = line + pair * 4
+                for (offset, x) in [(y0, 2 * pair), (y1, 2 * pair + 1)] {
+                    let keep = Int(p.keep[base + x])
+                    if keep != 256 { group[offset] = UInt8((Int(group[offset]) * keep + Int(p.add[base + x]) + 128) >> 8) }
+                }
+                let keep = Int(p.chromaKeep[cbase + pair])
+                if keep != 256 {
+                    group[cbAt] = UInt8((Int(group[cbAt]) * keep + Int(p.addCb[cbase + pair]) + 128) >> 8)
+                    group[crAt] = UInt8((Int(group[crAt]) * keep + Int(p.addCr[cbase + pair]) + 128) >> 8)
+                }
+            }
+        }
+    }
+
+    /// The luma plane of NV12 or YUV420.
+    private func drawLuma(_ p: Patch, _ luma: UnsafeMutablePointer<UInt8>, _ stride: Int) {
+        for row in 0..<p.height {
+            let line = luma + (p.y + row) * stride + p.x
             let base = row * p.width
             if p.opaque {
                 p.luma.withUnsafeBufferPointer { line.update(from: $0.baseAddress! + base, count: p.width) }
@@ -377,6 +403,10 @@ public final class OverlayRenderer {
                 line[x] = UInt8((Int(line[x]) * keep + Int(p.add[base + x]) + 128) >> 8)
             }
         }
+    }
+
+    /// The chroma planes: NV12's interleaved CbCr, or YUV420's Cb and Cr.
+    private func drawChroma(_ p: Patch, _ format: PixelFormat, _ planes: [UnsafeMutableRawPointer], _ strides: [Int]) {
         let cw = p.width / 2
         if p.opaque {
             for row in 0..<(p.height / 2) {

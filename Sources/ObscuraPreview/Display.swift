@@ -324,9 +324,13 @@ final class Display {
             try r.commit(flags: DRMCommit.allowModeset)
         }
         if fence >= 0 {
-            var p = pollfd(fd: fence, events: Int16(POLLIN), revents: 0)
-            _ = poll(&p, 1, 2000)
-            close(fence)
+            let owned = OwnedFileDescriptor(adopting: fence)
+            var p = [pollfd(fd: owned.rawValue, events: Int16(POLLIN), revents: 0)]
+            // The writeback is done when its fence signals; not within two
+            // seconds, and what the buffer holds is not this frame.
+            guard try Syscalls.poll(&p, milliseconds: 2000, what: "the writeback's fence") > 0 else {
+                throw SystemError(call: "poll", code: ETIMEDOUT, detail: "the writeback's fence did not signal within 2 s")
+            }
         }
         var pixels = [UInt32](repeating: 0, count: screen.width * screen.height)
         for y in 0..<screen.height {

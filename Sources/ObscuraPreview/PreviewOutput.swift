@@ -93,10 +93,23 @@ public final class PreviewOutput: CaptureOutput, @unchecked Sendable {
         self.log = log
         let replug = replug
         hotplug = HotplugMonitor { replug.on.store(true, ordering: .relaxed) }
-        Task.detached { [weak self] in await self?.run() }
+        // The loop holds the output only while it shows a frame, so that
+        // the output's deinit runs when its last user lets go (and closes
+        // the queue, which ends the loop).
+        Task.detached { [weak self, queue] in
+            while true {
+                let frame = await queue.next()
+                guard let output = self, !output.stopped.load(ordering: .relaxed) else { return }
+                if let frame { await output.show(frame) } else { try? await Task.sleep(for: .milliseconds(50)) }
+            }
+        }
     }
 
-    deinit { stopped.store(true, ordering: .relaxed) }
+    deinit {
+        stopped.store(true, ordering: .relaxed)
+        queue.close()
+        hotplug?.stop()
+    }
 
     public var status: Status { state.withLock { $0.status } }
     public var framesShown: Int { state.withLock { $0.shown } }
@@ -134,17 +147,12 @@ public final class PreviewOutput: CaptureOutput, @unchecked Sendable {
         }
     }
 
-    private func run() async {
-        while !stopped.load(ordering: .relaxed) {
-            guard let frame = await queue.next() else {
-                try? await Task.sleep(for: .milliseconds(50))
-                continue
-            }
-            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                work.async {
-                    self.present(frame)
-                    done.resume()
-                }
+    /// One frame on the display (on `work`).
+    private func show(_ frame: VideoFrame) async {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            work.async {
+                self.present(frame)
+                done.resume()
             }
         }
     }
@@ -239,15 +247,14 @@ final class HotplugMonitor: Sendable {
     /// nil when the kernel's uevents cannot be read (the preview then only
     /// notices a display when it restarts).
     init?(_ changed: @escaping @Sendable () -> Void) {
-        let s = socket(AF_NETLINK, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 15 /* NETLINK_KOBJECT_UEVENT */)
-        guard s >= 0 else { return nil }
-        let socket = OwnedFileDescriptor(adopting: s)
+        guard let socket = try? Syscalls.socket(AF_NETLINK, Int32(SOCK_DGRAM.rawValue), 15 /* NETLINK_KOBJECT_UEVENT */,
+                                                what: "the kernel's uevents") else { return nil }
         // struct sockaddr_nl { sa_family_t nl_family; unsigned short nl_pad; u32 nl_pid; u32 nl_groups; }
         var address = [UInt8](repeating: 0, count: 12)
         address[0] = UInt8(AF_NETLINK & 0xff)
         address[8] = 1  // group 1: the kernel's uevents
-        let bound = address.withUnsafeBytes { bind(s, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), 12) }
-        guard bound == 0, let wakeup = try? Wakeup() else { return nil }
+        guard (try? Syscalls.bind(socket.rawValue, address: address, what: "the kernel's uevents")) != nil,
+              let wakeup = try? Wakeup() else { return nil }
         self.wakeup = wakeup
         // The thread holds the socket and the callback, not the monitor.
         guard let thread = try? JoinableThread(name: "obscura-hotplug", {
@@ -255,7 +262,9 @@ final class HotplugMonitor: Sendable {
             while true {
                 guard let readable = try? wakeup.wait(for: socket.rawValue, timeout: nil), !wakeup.isSignalled else { return }
                 guard readable else { continue }
-                let n = recv(socket.rawValue, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+                let n = (try? buffer.withUnsafeMutableBytes { b throws(SystemError) in
+                    try Syscalls.receive(socket.rawValue, into: b, flags: Int32(MSG_DONTWAIT), what: "the kernel's uevents")
+                }) ?? 0
                 guard n > 0 else { continue }
                 if Self.isDisplayHotplug(Array(buffer[0..<n])) { changed() }
             }

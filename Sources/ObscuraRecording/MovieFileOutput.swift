@@ -259,8 +259,16 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
     public let copies = CopyCounter()
     /// Where recording and pre-record buffering run: a thread of the output's
     /// own, since encoders poll their device and the file is written and
-    /// synced there (nil only if the thread could not be made: then Swift's pool).
-    private let executor = try? ThreadExecutor(name: "obscura-record")
+    /// synced there. A thread that could not be made is an error at the
+    /// first recording or pre-recording (`RecordingError.noThread`), never a
+    /// fallback to Swift's pool.
+    private let made = Result { () throws(SystemError) in try ThreadExecutor(name: "obscura-record") }
+    private func executor() throws(RecordingError) -> ThreadExecutor {
+        switch made {
+        case .success(let executor): return executor
+        case .failure(let error): throw .noThread("\(error)")
+        }
+    }
 
     private struct Limits {
         var maxRecordedDuration: Duration?
@@ -372,7 +380,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
     /// (sensor clock, ns) is in, at most `limit` (a microphone that went
     /// quiet does not hold the file up). Suspends the recording task; no
     /// thread is held.
-    private func waitForSound(until end: UInt64, atMost limit: Duration) async {
+    func waitForSound(until end: UInt64, atMost limit: Duration) async {
         let token: Int? = state.withLock { s in
             guard s.audioFormat != nil, !s.paused, s.soundEnd < end else { return nil }
             s.soundWaitToken += 1
@@ -466,6 +474,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
     /// use these settings.
     public func armPreRecording(duration: Duration, byteLimit: Int = 64 << 20, settings: MovieSettings = MovieSettings()) throws {
         guard duration > .zero, duration <= .seconds(600) else { throw RecordingError.preRecordDuration(duration) }
+        _ = try executor()
         guard byteLimit >= 1 << 20 else { throw RecordingError.preRecordBytes(byteLimit) }
         try state.withLock { s in
             guard s.preRecord == nil else { throw RecordingError.alreadyPreRecording }
@@ -492,7 +501,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
         guard let arm = s.preRecord else { return }
         s.handOver = false
         queue.setAccepting(true)
-        s.buffering = Task.detached(executorPreference: executor) { [self] in await self.buffer(arm) }
+        s.buffering = Task.detached(executorPreference: try? executor()) { [self] in await self.buffer(arm) }
     }
 
     /// Fills the pre-record buffer until disarmed or asked to hand over.
@@ -586,7 +595,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
     public var storageWait: Duration? { state.withLock { s in s.storageCallSince.map { .now - $0 } } }
 
     /// A call into the recording's storage, marked for `storageWait`.
-    private func onStorage<T>(_ call: () throws -> T) rethrows -> T {
+    func onStorage<T>(_ call: () throws -> T) rethrows -> T {
         let began = ContinuousClock.now
         state.withLock { $0.storageCallSince = began }
         defer { state.withLock { $0.storageCallSince = nil } }
@@ -604,6 +613,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
         guard settings.recipients.isEmpty == !MovieContainer.isEncrypted(path: path) else {
             throw RecordingError.encryptionName(path, encrypted: !settings.recipients.isEmpty)
         }
+        let thread = try executor()
         let (events, continuation) = AsyncStream<RecordingEvent>.makeStream(bufferingPolicy: .bufferingNewest(256))
         try state.withLock { s in
             guard s.task == nil else { throw RecordingError.alreadyRecording }
@@ -620,10 +630,10 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
             s.progress = RecordingProgress()
             queue.setAccepting(true)
             let armed = s.preRecord?.settings
-            s.task = Task.detached(executorPreference: executor) { [self] in
+            s.task = Task.detached(executorPreference: thread) { [self] in
                 let carry = await self.takeOverBuffer()
-                let reason = await self.run(path: path, container: container, settings: armed ?? settings,
-                                            carry: carry, events: continuation)
+                let reason = await RecordingRun(output: self, path: path, container: container, settings: armed ?? settings,
+                                                carry: carry, events: continuation).run()
                 let final = self.state.withLock { s -> RecordingProgress in
                     s.task = nil
                     if s.preRecord != nil {
@@ -652,7 +662,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
         queue.wake()
     }
 
-    private var stopRequested: Bool { state.withLock { $0.stop } }
+    var stopRequested: Bool { state.withLock { $0.stop } }
 
     static func threadCPU() -> UInt64 {
         var ts = timespec()
@@ -660,294 +670,21 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
         return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 
-    /// The recording loop, on the output's executor: frames from the queue
-    /// through the stages — timeline (`RecordingTimeline`), encoder, file
-    /// (`SegmentedFileSink`, with the sound stage `AudioTrack`) — until a
-    /// stop, a limit, the camera's loss or an error; then everything still
-    /// in the encoder is written and the file finished. With `carry` (from
-    /// the pre-record buffer) the encoder is already running: its buffered
-    /// packets open the file and its timeline goes on.
-    private func run(path: String, container: MovieContainer, settings: MovieSettings, carry: Carry?,
-                     events: AsyncStream<RecordingEvent>.Continuation) async -> RecordingFinishReason {
-        var encoder: (any VideoEncoder)? = carry?.encoder
-        var timeline = carry?.timeline ?? RecordingTimeline()
-        let skippedBefore = timeline.skippedFrames
-        let droppedBefore = timeline.droppedFrames
-        let thinnedBefore = timeline.thinnedFrames
-        var progress = RecordingProgress()
-        var lastReport = ContinuousClock.now
-        // Where the recording was asked for (encoder time, µs): limits count from there.
-        var triggerPTS: Int64 = 0
-        // With a running encoder but nothing buffered, the file waits for a
-        // keyframe (asked for at once).
-        var waitingForKeyframe = false
-        var reason: RecordingFinishReason = .stopped
-        // CPU time spent inside the encoder's calls (its own threads excluded).
-        var encoderCPU: UInt64 = 0
-        var latency = EncoderLatency()
-        // Frames placed since the last report, and the pts before them.
-        var windowFrames = 0
-        var windowStartPTS: Int64?
-        var lastPTS: Int64?
-        let directory = (path as NSString).deletingLastPathComponent
-        var overlay: FrameOverlay?
-        // The queue and the copy counter live as long as the output: count
-        // from this recording's start.
-        let copiesBefore = copies.copies
-        let framesBefore = copies.frames
+    // MARK: What a recording's run (`RecordingRun`) reads and tells
 
-        func publish(_ sink: SegmentedFileSink) {
-            progress.frames = sink.frames
-            progress.audioPackets = sink.audioPackets
-            progress.fileNotes = sink.notes
-            if let audio = sink.audio { progress.audioCompensatedSamples = audio.compensatedSamples }
-            progress.audioDrops = state.withLock { $0.audioDrops }
-            progress.encoderCPU = .nanoseconds(Int64(encoderCPU))
-            latency.closeWindow()
-            progress.encoderLatency = latency.mean
-            progress.encoderLatencyMax = latency.maximum
-            progress.framesInEncoder = latency.framesInside
-            progress.cameraToEncoder = latency.cameraToEncoderMax
-            progress.cameraToFile = latency.cameraToPacketMax
-            if let start = windowStartPTS, let last = lastPTS, last > start, windowFrames > 0 {
-                progress.recentFrameRate = Double(windowFrames) / (Double(last - start) / 1e6)
-                windowFrames = 0
-                windowStartPTS = last
-            }
-            // Drops that left a hole in the file, not those before its first
-            // frame or after its last (the camera's own gaps are `skipped`).
-            progress.droppedFrames = timeline.droppedFrames - droppedBefore
-            progress.thinnedFrames = timeline.thinnedFrames - thinnedBefore
-            let encoded = copies.frames - framesBefore
-            progress.copiesPerFrame = encoded == 0 ? 0 : Double(copies.copies - copiesBefore) / Double(encoded)
-            let p = progress
-            state.withLock { $0.progress = p }
-        }
+    var connectedAudioFormat: AudioFormat? { state.withLock { $0.audioFormat } }
+    var isCameraLost: Bool { state.withLock { $0.cameraLost } }
+    var audioDropsSoFar: Int { state.withLock { $0.audioDrops } }
+    var encoderChoice: String { state.withLock { $0.encoderChoice } }
+    func noteEncoderChoice(_ choice: String) { state.withLock { $0.encoderChoice = choice } }
+    func publish(_ progress: RecordingProgress) { state.withLock { $0.progress = progress } }
 
-        func describe(_ made: any VideoEncoder, _ frameFormat: PixelFormat, _ size: PixelSize) {
-            progress.size = size
-            progress.encoder = made.name
-            progress.encoderChoice = state.withLock { $0.encoderChoice }
-            if let hardware = made as? V4L2MemoryToMemoryEncoder {
-                progress.path = hardware.importsDmabufs ? "\(frameFormat) imported by dmabuf, no CPU copy"
-                    : "copied into the encoder's buffers, one CPU copy per frame"
-            } else if made.isZeroCopy {
-                progress.path = "\(frameFormat) wrapped without copying"
-            } else if let from = frameFormat.info, let to = PixelFormat.yuv420.info {
-                progress.path = "converted, one CPU copy per frame: "
-                    + from.memoryCost(to: to, width: size.width, height: size.height)
-            }
+    /// The sound periods gathered by `receive` since the last call.
+    func takePendingAudio() -> [AudioBuffer] {
+        state.withLock { s in
+            defer { s.pendingAudio = [] }
+            return s.pendingAudio
         }
-
-        // The file stage; sound comes from the input's periods gathered by `receive`.
-        let audioFormat = settings.recordsAudio ? state.withLock { $0.audioFormat } : nil
-        var opened = false
-        var finishedSegments: [String] = []
-        let sink = SegmentedFileSink(
-            path: path, container: container, segmentLength: segmentDuration.map { Int64($0.seconds * 1e6) },
-            fragmentDuration: settings.fragmentDuration, partialDirectory: settings.partialDirectory,
-            recipients: settings.recipients, alignedToChunks: settings.alignsFragmentsToAgeChunks,
-            audio: audioFormat.map { AudioTrack(settings: settings.audio, format: $0) },
-            sound: { [self] in
-                state.withLock { s in
-                    defer { s.pendingAudio = [] }
-                    return s.pendingAudio
-                }
-            },
-            changed: { change in
-                switch change {
-                case .opened: opened = true
-                case .segmentFinished(let file): finishedSegments.append(file)
-                }
-            },
-            creationTime: settings.creationTime.mapping)
-        if let file = settings.timestampsFile {
-            if FileManager.default.createFile(atPath: file, contents: Data("# timestamp format v2\n".utf8)),
-               let handle = FileHandle(forWritingAtPath: file) {
-                handle.seekToEndOfFile()
-                sink.timestamps = handle
-            } else {
-                progress.fileNotes.append("\(file): cannot be written (\(String(cString: strerror(errno)))); no timestamps kept")
-            }
-        }
-        defer { try? sink.timestamps?.close() }
-        /// Writes packets; says what the file stage did.
-        func write(_ packets: [EncodedPacket], _ made: any VideoEncoder) throws {
-            defer { report() }
-            try onStorage { for packet in packets { try sink.write(packet, video: made.codecParameters, timeline: timeline) } }
-        }
-        func report() {
-            if opened {
-                opened = false
-                if let zero = sink.timeZeros.first { progress.timeZeroNanoseconds = zero }
-                progress.audio = sink.audio?.description ?? ""
-                publish(sink)
-                events.yield(.started(path: path))
-            }
-            for file in finishedSegments { events.yield(.segmentFinished(path: file)) }
-            finishedSegments = []
-            progress.segmentTimeZeros = sink.timeZeros
-        }
-
-        if let carry, let made = encoder {
-            triggerPTS = Int64(carry.trigger &- (carry.timeline.epoch ?? carry.trigger)) / 1000
-            describe(made, carry.format, carry.size)
-            if let firstEntry = carry.entries.first {
-                progress.preRoll = .nanoseconds(Int64(carry.trigger &- firstEntry.timestamp))
-            }
-            do {
-                try write(carry.entries.map(\.packet), made)
-            } catch {
-                reason = Self.failureReason(error)
-                stopRecording()
-            }
-            waitingForKeyframe = carry.entries.isEmpty
-        }
-
-        loop: while !stopRequested {
-            if state.withLock({ $0.cameraLost }) {
-                reason = .cameraLost
-                break
-            }
-            guard var frame = await queue.next() else {
-                if stopRequested { break }
-                if state.withLock({ $0.cameraLost }) {
-                    reason = .cameraLost
-                    break
-                }
-                if queue.isClosed {
-                    reason = .sessionStopped
-                    break
-                }
-                continue
-            }
-            if stopRequested { break }
-            if state.withLock({ $0.paused }) {
-                timeline.framePaused()
-                continue
-            }
-            if let wanted = settings.overlay {
-                do {
-                    if overlay == nil { overlay = try FrameOverlay(settings: wanted, frameSize: frame.size, copies: copies) }
-                    frame = try overlay!.apply(frame)
-                    progress.overlayInPlace = overlay!.inPlace
-                    progress.overlayCopied = overlay!.copied
-                } catch {
-                    reason = .error("overlay: \(error)")
-                    break loop
-                }
-            }
-            do {
-                if encoder == nil {
-                    do {
-                        let made = try VideoEncoders.make(settings: settings.encoderSettings(size: frame.size), firstFrame: frame,
-                                                          preference: settings.encoders, copies: copies)
-                        encoder = wrapEncoder.map { $0(made.encoder) } ?? made.encoder
-                        state.withLock { $0.encoderChoice = made.choice }
-                    } catch {
-                        throw StageFailure(message: "\(error)")
-                    }
-                }
-                let made = encoder!
-                if progress.size == nil { describe(made, frame.format, frame.size) }
-                // The first frame after a pause follows the last one before
-                // it by one usual frame interval.
-                guard let pts = timeline.pts(for: frame) else { continue }
-                if let max = maxRecordedDuration, pts - triggerPTS >= Int64(max.seconds * 1e6) {
-                    reason = .maximumDurationReached
-                    break loop
-                }
-                guard timeline.place(frame, at: pts, dropped: { queue.dropped(after: $0, before: $1) },
-                                      thinned: { queue.thinned(after: $0, before: $1) }) else { continue }
-                progress.skippedFrames = timeline.skippedFrames - skippedBefore
-                if windowStartPTS == nil { windowStartPTS = pts } else { windowFrames += 1 }
-                lastPTS = pts
-                let forceKeyframe = sink.needsKeyframe(at: pts) || waitingForKeyframe
-                waitingForKeyframe = false
-                let cpuBefore = Self.threadCPU()
-                latency.frameIn(sensorNanoseconds: frame.timestampNanoseconds)
-                let packets: [EncodedPacket]
-                do {
-                    packets = try made.encode(frame, ptsMicroseconds: pts, keyframe: forceKeyframe)
-                } catch {
-                    throw StageFailure(message: "\(error)")
-                }
-                encoderCPU &+= Self.threadCPU() &- cpuBefore
-                latency.packetsOut(packets.count)
-                if latency.framesSincePacket >= settings.encoderStallFrames {
-                    throw StageFailure(message: "\(made.name) took \(latency.framesSincePacket) frames and gave back no packet"
-                                       + String(format: " (%.1f s)", latency.oldestWait().seconds))
-                }
-                try write(packets, made)
-                try onStorage { try sink.takeSound(timeline) }
-                guard sink.isOpen else { continue }
-                progress.duration = .microseconds(pts - sink.fileBase)
-                progress.bytes = sink.bytes
-                if let max = maxRecordedFileSize, progress.bytes >= max {
-                    reason = .maximumFileSizeReached
-                    break loop
-                }
-                if sink.frames % 15 == 0, let free = onStorage({ Self.freeSpace(directory) }), free < minFreeDiskSpace {
-                    reason = .diskFull
-                    break loop
-                }
-            } catch let failure as StageFailure {
-                reason = .encoderFailed(failure.message)
-                break loop
-            } catch {
-                reason = Self.failureReason(error)
-                break loop
-            }
-            if ContinuousClock.now - lastReport >= .milliseconds(500) {
-                lastReport = .now
-                publish(sink)
-                events.yield(.progress(progress))
-            }
-        }
-        // Finish what was recorded, whatever ended it, so nothing is lost:
-        // frames still inside the encoder come out now (and open the file if
-        // none had come out yet, e.g. a camera that delivered only a few).
-        // A failed encoder is not drained (its device may be gone, or it
-        // holds frames it will never give back): the file ends with what
-        // came out.
-        if let encoder {
-            do {
-                if case .encoderFailed = reason {} else {
-                    let cpuBefore = Self.threadCPU()
-                    let drained = try encoder.finish()
-                    encoderCPU &+= Self.threadCPU() &- cpuBefore
-                    latency.packetsOut(drained.count)
-                    try write(drained, encoder)
-                }
-                // What the drain wrote counts too (with a slow camera, it may
-                // be most of a short recording).
-                if sink.isOpen, let newest = sink.newestVideoPTS {
-                    progress.duration = max(progress.duration, .microseconds(newest - sink.fileBase))
-                }
-                progress.bytes = sink.bytes
-                if reason == .stopped || reason == .maximumDurationReached || reason == .maximumFileSizeReached,
-                   sink.audio != nil, timeline.lastPTS >= 0, let last = timeline.sensorTime(pts: timeline.lastPTS) {
-                    await waitForSound(until: last &+ timeline.lastInterval, atMost: .milliseconds(250))
-                }
-                try onStorage { try sink.finish(timeline) }
-                progress.bytes = sink.bytes  // the finished files' sizes, trailers included
-            } catch {
-                if reason == .stopped || reason == .maximumDurationReached {
-                    reason = Self.failureReason(error)
-                }
-                sink.closeKeepingFragments()
-                progress.bytes = sink.bytes
-                if let kept = sink.keptDuration { progress.duration = kept }
-                report()
-            }
-        }
-        publish(sink)
-        return reason
-    }
-
-    /// The encoder stage failed (not the file): `.encoderFailed`.
-    private struct StageFailure: Error {
-        let message: String
     }
 
     static func freeSpace(_ directory: String) -> Int? {
@@ -979,6 +716,7 @@ public enum RecordingError: Error, CustomStringConvertible, Equatable {
     case preRecordBytes(Int)
     case audioCodecNeedsContainer(String, String)
     case encryptionName(String, encrypted: Bool)
+    case noThread(String)
 
     public var description: String {
         switch self {
@@ -987,6 +725,7 @@ public enum RecordingError: Error, CustomStringConvertible, Equatable {
         case .encryptionName(let path, let encrypted):
             encrypted ? "an encrypted recording's name ends in .age (\(path).age), not \"\(path)\""
                 : "\"\(path)\" names an encrypted file (.age), but no recipient was given to encrypt to"
+        case .noThread(let why): "the recording's thread could not be made: \(why)"
         case .alreadyRecording: "the output is already recording; stop it first"
         case .alreadyPreRecording: "pre-recording is already armed; disarm it first to change it"
         case .preRecordDuration(let d): "a pre-record duration must be above 0 and at most 600 seconds, not \(d)"

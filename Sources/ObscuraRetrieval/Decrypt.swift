@@ -39,20 +39,22 @@ public enum Decryption {
         let name = (output as NSString).lastPathComponent
         let folder = (output as NSString).deletingLastPathComponent
         let temporary = (folder.isEmpty ? "." : folder) + "/." + name + ".decrypting"
-        let fd = open(temporary, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)  // read back for the cut
-        guard fd >= 0 else { throw AgeError("cannot create \(temporary): \(String(cString: strerror(errno)))") }
+        let file: OwnedFileDescriptor
+        do { file = try Syscalls.open(temporary, O_RDWR | O_CREAT | O_TRUNC, 0o600) }  // read back for the cut
+        catch { throw AgeError("cannot create \(temporary): \(error)") }
+        let fd = file.rawValue
         do {
             let result = try AgeDecryptor.decrypt(file: path, to: fd, identities: identities, truncated: .allowed)
             let interrupted = result.truncated || output.hasSuffix(".partial")
             let whole = interrupted ? try cutToWholeFragments(fd, temporary, size: result.plaintextBytes, output: output) : nil
-            guard fsync(fd) == 0 else { throw AgeError("fsync of \(temporary) failed: \(String(cString: strerror(errno)))") }
-            close(fd)
+            try Syscalls.fsync(fd, path: temporary)
+            file.close()
             guard rename(temporary, output) == 0 else {
                 throw AgeError("rename \(temporary) → \(output) failed: \(String(cString: strerror(errno)))")
             }
             return Result(output: output, decryption: result, whole: whole)
         } catch {
-            close(fd)
+            file.close()
             unlink(temporary)
             let said = (error as? AgeError)?.description ?? "\(error)"
             throw AgeError(said.hasPrefix(path) ? said : "\(path): \(said)")
@@ -113,33 +115,29 @@ public enum Encryption {
         let name = (output as NSString).lastPathComponent
         let folder = (output as NSString).deletingLastPathComponent
         let temporary = (folder.isEmpty ? "." : folder) + "/." + name + ".encrypting"
-        let input = open(path, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { throw AgeError("cannot open \(path): \(String(cString: strerror(errno)))") }
-        defer { close(input) }
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw AgeError("cannot create \(temporary): \(String(cString: strerror(errno)))") }
+        let input: OwnedFileDescriptor, file: OwnedFileDescriptor
+        do { input = try Syscalls.open(path, O_RDONLY) } catch { throw AgeError("cannot open \(path): \(error)") }
+        do { file = try Syscalls.open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644) }
+        catch { throw AgeError("cannot create \(temporary): \(error)") }
+        let fd = file.rawValue
         do {
             let encryptor = try AgeEncryptor(recipients: recipients)
             try AgeDecryptor.write(encryptor.header, to: fd)
             var buffer = [UInt8](repeating: 0, count: 1 << 20)
             while true {
-                let n = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw AgeError("read of \(path) failed: \(String(cString: strerror(errno)))")
-                }
+                let n = try buffer.withUnsafeMutableBytes { b throws(SystemError) in try Syscalls.read(input.rawValue, into: b, path: path) }
                 if n == 0 { break }
                 try AgeDecryptor.write(buffer.withUnsafeBytes { encryptor.update(UnsafeRawBufferPointer(rebasing: $0[..<n])) }, to: fd)
             }
             try AgeDecryptor.write(encryptor.finish(), to: fd)
-            guard fsync(fd) == 0 else { throw AgeError("fsync of \(temporary) failed: \(String(cString: strerror(errno)))") }
-            close(fd)
+            try Syscalls.fsync(fd, path: temporary)
+            file.close()
             guard rename(temporary, output) == 0 else {
                 throw AgeError("rename \(temporary) → \(output) failed: \(String(cString: strerror(errno)))")
             }
             return output
         } catch {
-            close(fd)
+            file.close()
             unlink(temporary)
             throw (error as? AgeError) ?? AgeError("\(path): \(error)")
         }

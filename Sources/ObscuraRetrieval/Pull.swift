@@ -280,6 +280,12 @@ public final class Puller: Sendable {
             note("sftp: \(line.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
 
+        verify(files, resumed: resumed, summary: &summary)
+    }
+
+    /// Each fetched file checked against the device's checksum, given its
+    /// own beside it, and named: a short or mismatched one is said and left.
+    private func verify(_ files: [RemoteFile], resumed: [String: Int], summary: inout PullSummary) {
         for file in files {
             let part = partPath(file)
             let have = Self.size(part) ?? 0

@@ -34,41 +34,17 @@ public final class ControlServer: Sendable {
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         unlink(path)
         // Non-blocking: the server's thread accepts until none is left.
-        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard fd >= 0 else { throw SystemError.errno("socket", "AF_UNIX") }
-        var address = try Self.address(path)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard bound == 0 else {
-            let e = SystemError.errno("bind", path)
-            Glibc.close(fd)
-            throw e
-        }
+        let socket = try Syscalls.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), what: "AF_UNIX")
+        try Syscalls.bind(socket.rawValue, unixPath: path)
         chmod(path, 0o660)
         if let group, let g = getgrnam(group) { chown(path, getuid(), g.pointee.gr_gid) }
-        guard listen(fd, SOMAXCONN) == 0 else {
-            let e = SystemError.errno("listen", path)
-            Glibc.close(fd)
-            throw e
-        }
-        let socket = OwnedFileDescriptor(adopting: fd), wakeup = try Wakeup()
+        try Syscalls.listen(socket.rawValue, what: path)
+        let wakeup = try Wakeup()
         self.socket = socket
         self.wakeup = wakeup
         let replies = try ThreadExecutor(name: "obscura-reply")
         self.replies = replies
         thread = try JoinableThread(name: "obscura-control") { Self.serve(socket, wakeup, replies, handler) }
-    }
-
-    static func address(_ path: String) throws -> sockaddr_un {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
-            throw SystemError(call: "bind", code: ENAMETOOLONG, detail: path)
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, b) in bytes.enumerated() { raw[i] = b } }
-        return address
     }
 
     /// The longest command line, in bytes (a longer one is refused).
@@ -105,16 +81,16 @@ public final class ControlServer: Sendable {
                 let left = now.duration(to: deadline)
                 return Int32(clamping: max(0, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1))
             } ?? -1
-            if poll(&fds, nfds_t(fds.count), timeout) < 0 {
-                if errno == EINTR { continue }
-                return
-            }
+            guard (try? Syscalls.poll(&fds, milliseconds: timeout, what: "the control socket and its clients")) != nil else { return }
             if fds[0].revents != 0 { return }  // close(): the waiting clients are closed with their descriptors
             let after = clock.now
             var still: [Waiting] = []
             for (index, var client) in waiting.enumerated() {
                 if fds[index + 2].revents != 0 {
-                    let n = read(client.connection.rawValue, &buffer, buffer.count)
+                    let read = buffer.withUnsafeMutableBytes { b in
+                        Result { () throws(SystemError) in try Syscalls.read(client.connection.rawValue, into: b, path: "a control client") }
+                    }
+                    let n = (try? read.get()) ?? -1
                     if n > 0 {
                         client.data += buffer[0..<n]
                         if let newline = client.data.firstIndex(of: 10), newline <= maxLineBytes {
@@ -129,7 +105,7 @@ public final class ControlServer: Sendable {
                         // The client ended its side: what it sent is its line.
                         if !client.data.isEmpty { answer(client.data, on: client.connection, replies, handler) }
                         continue
-                    } else if errno != EAGAIN && errno != EINTR {
+                    } else if case .failure(let e) = read, e.code != EAGAIN {
                         continue  // gone: its descriptor closes here
                     }
                 }
@@ -158,20 +134,20 @@ public final class ControlServer: Sendable {
         // The task holds the executor it prefers until it ends.
         Task(executorPreference: replies) { [replies] in
             defer { withExtendedLifetime(replies) {} }
-            send(await handler(line), to: connection)
+            sendReply(await handler(line), to: connection)
         }
     }
 
     private static func refuse(_ connection: OwnedFileDescriptor, _ why: String) {
-        send(#"{"message":"\#(why)","ok":false}"#, to: connection)
+        sendReply(#"{"message":"\#(why)","ok":false}"#, to: connection)
     }
 
     /// One reply line, without blocking (a client that does not read loses
     /// it) and without SIGPIPE (one that has gone costs nothing); then the
     /// connection ends.
-    private static func send(_ reply: String, to connection: OwnedFileDescriptor) {
-        let line = reply + "\n"
-        _ = line.withCString { Glibc.send(connection.rawValue, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+    private static func sendReply(_ reply: String, to connection: OwnedFileDescriptor) {
+        try? Syscalls.sendAll(connection.rawValue, Array((reply + "\n").utf8), flags: Int32(MSG_NOSIGNAL | MSG_DONTWAIT),
+                              what: "a control client")
         connection.close()
     }
 
@@ -192,23 +168,16 @@ public final class ControlServer: Sendable {
 
     /// Sends one command and returns the reply (for `obscura status`/`ctl`).
     public static func send(_ command: String, to path: String, timeout: Duration = .seconds(30)) throws -> String {
-        let fd = Glibc.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw SystemError.errno("socket", "AF_UNIX") }
-        defer { Glibc.close(fd) }
-        var address = try address(path)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard connected == 0 else { throw SystemError.errno("connect", path) }
+        let socket = try Syscalls.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), what: "AF_UNIX")
+        let fd = socket.rawValue
+        try Syscalls.connect(fd, unixPath: path)
         var tv = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        let line = command + "\n"
-        guard line.withCString({ write(fd, $0, strlen($0)) }) >= 0 else { throw SystemError.errno("write", path) }
+        try Syscalls.sendAll(fd, Array((command + "\n").utf8), flags: Int32(MSG_NOSIGNAL), what: path)
         var data = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let n = read(fd, &buffer, buffer.count)
-            if n < 0 { throw SystemError.errno("read", path) }
+            let n = try buffer.withUnsafeMutableBytes { b throws(SystemError) in try Syscalls.read(fd, into: b, path: path) }
             if n == 0 { break }
             data += buffer[0..<n]
         }

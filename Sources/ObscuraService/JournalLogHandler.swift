@@ -1,4 +1,5 @@
 import Foundation
+import ObscuraSystem
 import Logging
 #if canImport(Glibc)
 import Glibc
@@ -20,7 +21,7 @@ public struct JournalLogHandler: LogHandler {
     /// error by default. `toJournal` nil: standard error is checked against
     /// JOURNAL_STREAM.
     public init(prefix: String = "obscura", toJournal: Bool? = nil,
-                write: @escaping @Sendable (String) -> Void = { FileHandle.standardError.write(Data($0.utf8)) }) {
+                write: @escaping @Sendable (String) -> Void = { try? Syscalls.writeAll(STDERR_FILENO, Array($0.utf8), path: "standard error") }) {
         self.prefix = prefix
         self.toJournal = toJournal ?? Self.standardErrorIsJournal()
         self.write = write
@@ -65,7 +66,7 @@ public struct JournalLogHandler: LogHandler {
         }
         // One entry per line: a message with line breaks stays one entry.
         text = text.replacingOccurrences(of: "\n", with: " ")
-        write((toJournal ? "<\(Self.priority(level))>" : "") + text + "\n")
+        self.write((toJournal ? "<\(Self.priority(level))>" : "") + text + "\n")
     }
 
     /// Whether standard error is the stream systemd connected to the

@@ -64,6 +64,168 @@ public enum Syscalls {
         return Array(bytes[..<done])
     }
 
+    /// Writes `count` bytes from `bytes` to `fd` at `offset` (short writes
+    /// continued, EINTR retried). `written` counts what reached the file,
+    /// also when a later part fails.
+    public static func pwriteAll(_ fd: Int32, _ bytes: UnsafeRawPointer, count: Int, at offset: Int64, path: String,
+                                 written done: inout Int) throws(SystemError) {
+        done = 0
+        while done < count {
+            let n = Glibc.pwrite(fd, bytes + done, count - done, off_t(offset + Int64(done)))
+            if n < 0 {
+                if Glibc.errno == EINTR { continue }
+                throw SystemError.errno("pwrite", path)
+            }
+            done += n
+        }
+    }
+
+    /// Reads `count` bytes at `offset` into `buffer` (short reads continued,
+    /// EINTR retried); returns how many there were (fewer only at the end).
+    public static func preadAll(_ fd: Int32, into buffer: UnsafeMutableRawPointer, count: Int, at offset: Int64,
+                                path: String) throws(SystemError) -> Int {
+        var done = 0
+        while done < count {
+            let n = Glibc.pread(fd, buffer + done, count - done, off_t(offset + Int64(done)))
+            if n < 0 {
+                if Glibc.errno == EINTR { continue }
+                throw SystemError.errno("pread", path)
+            }
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+
+    /// One read of at most `buffer.count` bytes (EINTR retried): 0 at the
+    /// end; EAGAIN (a non-blocking fd with nothing to read) is thrown.
+    public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, path: String) throws(SystemError) -> Int {
+        while true {
+            let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
+            if n >= 0 { return n }
+            if Glibc.errno == EINTR { continue }
+            throw SystemError.errno("read", path)
+        }
+    }
+
+    /// poll, EINTR retried with what is left of `milliseconds` (-1: no
+    /// limit). Returns how many descriptors have events.
+    @discardableResult
+    public static func poll(_ fds: inout [pollfd], milliseconds: Int32, what: String) throws(SystemError) -> Int {
+        let deadline = milliseconds < 0 ? nil : monotonicNanoseconds() + UInt64(milliseconds) * 1_000_000
+        var wait = milliseconds
+        while true {
+            let n = Glibc.poll(&fds, nfds_t(fds.count), wait)
+            if n >= 0 { return Int(n) }
+            if Glibc.errno != EINTR { throw SystemError.errno("poll", what) }
+            if let deadline {
+                let now = monotonicNanoseconds()
+                wait = now >= deadline ? 0 : Int32(clamping: (deadline - now) / 1_000_000)
+            }
+        }
+    }
+
+    /// A socket of its own (close-on-exec).
+    public static func socket(_ domain: Int32, _ type: Int32, _ proto: Int32 = 0, what: String) throws(SystemError) -> OwnedFileDescriptor {
+        let fd = Glibc.socket(domain, type | Int32(SOCK_CLOEXEC.rawValue), proto)
+        guard fd >= 0 else { throw SystemError.errno("socket", what) }
+        return OwnedFileDescriptor(adopting: fd)
+    }
+
+    /// A Unix socket's address for `path` (ENAMETOOLONG when it does not fit).
+    public static func unixAddress(_ path: String, for call: String) throws(SystemError) -> sockaddr_un {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            throw SystemError(call: call, code: ENAMETOOLONG, detail: path)
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (i, b) in bytes.enumerated() { raw[i] = b } }
+        return address
+    }
+
+    /// Binds `fd` to the Unix socket `path`.
+    public static func bind(_ fd: Int32, unixPath path: String) throws(SystemError) {
+        var address = try unixAddress(path, for: "bind")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0 else { throw SystemError.errno("bind", path) }
+    }
+
+    /// Binds `fd` to an address given as its bytes (e.g. a `sockaddr_nl`).
+    public static func bind(_ fd: Int32, address: [UInt8], what: String) throws(SystemError) {
+        let bound = address.withUnsafeBytes { Glibc.bind(fd, $0.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t($0.count)) }
+        guard bound == 0 else { throw SystemError.errno("bind", what) }
+    }
+
+    /// Connects `fd` to the Unix socket `path` (EINTR: the connection goes on
+    /// in the background, waited for by the first read or write).
+    public static func connect(_ fd: Int32, unixPath path: String) throws(SystemError) {
+        var address = try unixAddress(path, for: "connect")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard connected == 0 || Glibc.errno == EINTR else { throw SystemError.errno("connect", path) }
+    }
+
+    public static func listen(_ fd: Int32, backlog: Int32 = SOMAXCONN, what: String) throws(SystemError) {
+        guard Glibc.listen(fd, backlog) == 0 else { throw SystemError.errno("listen", what) }
+    }
+
+    /// One datagram to the Unix socket `path` (`@name`: the abstract
+    /// namespace), from a socket of its own (systemd's notify socket).
+    public static func sendDatagram(_ bytes: [UInt8], toUnix path: String) throws(SystemError) {
+        let socket = try socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), what: path)
+        let abstract = path.hasPrefix("@")
+        let name = abstract ? String(path.dropFirst()) : path
+        // Abstract: a NUL first, then the name (not NUL-terminated).
+        var address = try unixAddress((abstract ? "\0" : "") + name, for: "sendto")
+        let length = socklen_t(MemoryLayout<sa_family_t>.size + name.utf8.count + 1)
+        while true {
+            let sent = withUnsafePointer(to: &address) { a in
+                bytes.withUnsafeBytes { b in
+                    a.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.sendto(socket.rawValue, b.baseAddress, b.count, 0, $0, length) }
+                }
+            }
+            if sent >= 0 { return }
+            if Glibc.errno != EINTR { throw SystemError.errno("sendto", path) }
+        }
+    }
+
+    /// Sends all of `bytes` on a connected socket (EINTR retried), with
+    /// `flags` (MSG_NOSIGNAL: a peer that has gone is an EPIPE, not a signal).
+    public static func sendAll(_ fd: Int32, _ bytes: some Collection<UInt8>, flags: Int32, what: String) throws(SystemError) {
+        let contiguous = Array(bytes)
+        var offset = 0
+        while offset < contiguous.count {
+            let n = contiguous.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, flags) }
+            if n < 0 {
+                if Glibc.errno == EINTR { continue }
+                throw SystemError.errno("send", what)
+            }
+            offset += n
+        }
+    }
+
+    /// One receive of at most `buffer.count` bytes (EINTR retried).
+    public static func receive(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, flags: Int32, what: String) throws(SystemError) -> Int {
+        while true {
+            let n = Glibc.recv(fd, buffer.baseAddress, buffer.count, flags)
+            if n >= 0 { return n }
+            if Glibc.errno == EINTR { continue }
+            throw SystemError.errno("recv", what)
+        }
+    }
+
+    /// Closes a descriptor the caller owns, once: never retried (on Linux
+    /// the descriptor is gone even when close says EINTR, and its number may
+    /// already be another's). What closing says is not news: a write's
+    /// errors come from the write or the sync before it.
+    public static func close(_ fd: Int32) {
+        _ = Glibc.close(fd)
+    }
+
     /// Cuts the file open as `fd` to `length` bytes.
     public static func truncate(_ fd: Int32, to length: Int64, path: String) throws(SystemError) {
         while Glibc.ftruncate(fd, off_t(length)) != 0 {
@@ -126,7 +288,7 @@ public final class OwnedFileDescriptor: Sendable {
 
     public func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        _ = Glibc.close(rawValue)
+        Syscalls.close(rawValue)
     }
 
     deinit { close() }

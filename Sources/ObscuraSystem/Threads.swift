@@ -71,14 +71,15 @@ public final class Wakeup: Sendable {
 
     /// Wakes the thread (and every later poll until `drain`).
     public func signal() {
-        var one: UInt64 = 1
-        _ = write(fd, &one, 8)
+        // (Fails only when the counter would overflow: it is signalled then.)
+        try? Syscalls.writeAll(fd, withUnsafeBytes(of: UInt64(1)) { Array($0) }, path: "a thread's wakeup")
     }
 
     /// Takes the signals seen so far.
     public func drain() {
         var count: UInt64 = 0
-        _ = read(fd, &count, 8)
+        // (EAGAIN: nothing to take.)
+        _ = try? withUnsafeMutableBytes(of: &count) { buffer throws(SystemError) in try Syscalls.read(fd, into: buffer, path: "a thread's wakeup") }
     }
 
     /// Waits until `fd` is readable, the wakeup is signalled, or `timeout`
@@ -91,19 +92,14 @@ public final class Wakeup: Sendable {
             let ms = t.components.seconds * 1000 + (t.components.attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
             return Int32(clamping: max(0, ms))
         } ?? -1
-        while true {
-            let n = poll(&fds, nfds_t(fds.count), milliseconds)
-            if n >= 0 { break }
-            if errno == EINTR { continue }
-            throw SystemError.errno("poll", "fd \(fd.map(String.init) ?? "-") and a wakeup")
-        }
+        try Syscalls.poll(&fds, milliseconds: milliseconds, what: "fd \(fd.map(String.init) ?? "-") and a wakeup")
         return fds.count > 1 && fds[1].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0
     }
 
     /// Whether a signal is pending (without taking it).
     public var isSignalled: Bool {
         var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0)]
-        return poll(&fds, 1, 0) > 0
+        return ((try? Syscalls.poll(&fds, milliseconds: 0, what: "a thread's wakeup")) ?? 0) > 0
     }
 }
 

@@ -15,18 +15,18 @@ struct DevicesCommand: AsyncParsableCommand {
     func run() async throws {
         try await Self.reporting {
             let microphones = AudioCaptureDevice.devices()
-            if microphones.isEmpty { print("audio: no capture devices (video-only recordings)") }
-            for m in microphones { print("audio \"\(m.id)\": \(m.name)") }
+            if microphones.isEmpty { Log.output("audio: no capture devices (video-only recordings)") }
+            for m in microphones { Log.output("audio \"\(m.id)\": \(m.name)") }
             let manager = try CameraManager.start()
             if let layer = CameraLibrary.loaded {
-                print("libcamera \(layer.libcamera.version) (\(layer.libcamera.path), \(CameraManager.libcameraRuntimeVersion)), "
+                Log.output("libcamera \(layer.libcamera.version) (\(layer.libcamera.path), \(CameraManager.libcameraRuntimeVersion)), "
                       + "shim \(layer.shim) (built with libcamera \(CameraManager.libcameraVersion)'s headers)")
-                if let warning = layer.warning { print("warning: \(warning)") }
+                if let warning = layer.warning { Log.output("warning: \(warning)") }
             }
             let cameras = manager.cameras
             guard !cameras.isEmpty else { throw CameraError.noCameras(libcameraVersion: CameraManager.libcameraVersion) }
             for camera in cameras {
-                print(Self.describe(camera, controls: controls))
+                Log.output(Self.describe(camera, controls: controls))
             }
         }
     }

@@ -21,7 +21,7 @@ enum Log {
     /// A status line that rewrites itself on a terminal (one line per call otherwise).
     static func status(_ text: String) {
         if isatty(STDERR_FILENO) != 0 {
-            FileHandle.standardError.write(Data("\r\u{1B}[K\(text)".utf8))
+            try? Syscalls.writeAll(STDERR_FILENO, Array("\r\u{1B}[K\(text)".utf8), path: "standard error")
         } else {
             note(text)
         }
@@ -29,7 +29,7 @@ enum Log {
 
     /// Ends a status line on a terminal.
     static func endStatus() {
-        if isatty(STDERR_FILENO) != 0 { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if isatty(STDERR_FILENO) != 0 { try? Syscalls.writeAll(STDERR_FILENO, Array("\r\u{1B}[K".utf8), path: "standard error") }
     }
 
     /// A line of output, written at once (unbuffered) so a reader sees it now.

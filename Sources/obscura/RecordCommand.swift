@@ -150,7 +150,6 @@ struct RecordCommand: AsyncParsableCommand {
         default: [.hardware, .software]
         }
         let requestedSize = try size.map { try Options.size($0, "--size") }
-        let audioCodecValue = AudioCodec(rawValue: audioCodec)!
         let device = try CameraChoice.device(camera)
         let chosen = try CameraChoice.applyFormat(device, format: pixelFormat.map { PixelFormat($0) }, size: requestedSize)
 
@@ -168,14 +167,51 @@ struct RecordCommand: AsyncParsableCommand {
             }
             return try await recordThroughAssetWriter(device, chosen: chosen, fileType: fileType, codec: videoCodec, encoders: encoders)
         }
-        let session = CaptureSession(log: { Log.note($0) })
         let movie = MovieFileOutput()
         movie.maxRecordedDuration = .checkedSeconds(duration)
         movie.maxRecordedFileSize = maxSize
-        if let segment {
-            movie.segmentDuration = .checkedSeconds(segment)
-        }
+        if let segment { movie.segmentDuration = .checkedSeconds(segment) }
         movie.minFreeDiskSpace = minFreeSpace
+        let (session, grab, previewOutput) = try makeSession(device, chosen: chosen, movie: movie)
+        let settings = try movieSettings(device, fileType: fileType, recipients: recipients, codec: videoCodec, encoders: encoders)
+        let signals = SignalStop { movie.stopRecording() }
+        defer { signals.cancel() }
+        if let preRecord {
+            try await preRecordUntilTriggered(preRecord, movie, session, device, settings, signals)
+        }
+        try Self.checkLeftover(output + ".partial")
+        let events = try movie.startRecording(to: output, settings: settings)
+        if preRecord == nil {
+            try session.startRunning()
+            logStream(session, device)
+        }
+
+        let summary = try await follow(events, movie, grab, device, settings)
+        movie.disarmPreRecording()
+        if session.isRunning || session.isInterrupted { try session.stopRunning() }
+        if let previewOutput {
+            previewOutput.stop()
+            PreviewCommand.summary(previewOutput)
+        }
+        guard let (reason, p) = summary else { throw UserFacingError("the recording ended without a result") }
+        if let why = signals.reason { Log.note(why) }
+        for note in p.fileNotes { Log.note(note) }
+        if p.frames == 0, case .error(let why) = reason { throw UserFacingError("nothing recorded: \(why)") }
+        if p.frames == 0, case .encoderFailed(let why) = reason { throw UserFacingError("nothing recorded: \(why)") }
+        if p.frames == 0, reason == .diskFull { throw UserFacingError("nothing recorded: the disk is full; no file was kept") }
+        guard p.frames > 0 else { throw UserFacingError("the camera delivered no frames; \(output) holds none (\(reason))") }
+        report(p, reason, settings, session)
+        switch reason {
+        case .stopped, .maximumDurationReached, .maximumFileSizeReached: break
+        default: throw ExitCode(3)
+        }
+    }
+
+    /// The session: the camera, the movie output, a frame grabber for
+    /// --save-frame, the preview, the microphone.
+    private func makeSession(_ device: CaptureDevice, chosen: Bool, movie: MovieFileOutput) throws
+        -> (CaptureSession, VideoDataOutput, PreviewOutput?) {
+        let session = CaptureSession(log: { Log.note($0) })
         session.beginConfiguration()
         try session.addInput(CaptureDeviceInput(device: device))
         try session.addOutput(movie)
@@ -200,6 +236,12 @@ struct RecordCommand: AsyncParsableCommand {
             }
         }
 
+        return (session, grab, previewOutput)
+    }
+
+    /// What the options ask of the recording.
+    private func movieSettings(_ device: CaptureDevice, fileType: MovieContainer, recipients: [AgeRecipient],
+                               codec videoCodec: VideoCodec, encoders: [EncoderKind]) throws -> MovieSettings {
         var settings = MovieSettings()
         settings.codec = videoCodec
         settings.averageBitRate = bitRate
@@ -214,36 +256,39 @@ struct RecordCommand: AsyncParsableCommand {
         settings.overlay = try overlaySettings(cameraName: device.localizedName)
         settings.timestampsFile = timestamps
         settings.encoders = encoders
-        settings.audio = AudioEncoderSettings(codec: audioCodecValue, bitRate: audioBitRate)
+        settings.audio = AudioEncoderSettings(codec: AudioCodec(rawValue: audioCodec)!, bitRate: audioBitRate)
 
-        let signals = SignalStop { movie.stopRecording() }
-        defer { signals.cancel() }
-        if let preRecord {
+        return settings
+    }
+
+    /// --pre-record: the buffer armed and the camera started; returns at
+    /// the trigger (after --trigger-after, or SIGUSR1).
+    private func preRecordUntilTriggered(_ preRecord: Double, _ movie: MovieFileOutput, _ session: CaptureSession,
+                                         _ device: CaptureDevice, _ settings: MovieSettings, _ signals: SignalStop) async throws {
             try movie.armPreRecording(duration: .checkedSeconds(preRecord), byteLimit: preRecordBytes, settings: settings)
-            try session.startRunning()
-            logStream(session, device)
-            let trigger = SignalTrigger(SIGUSR1)
-            defer { trigger.cancel() }
-            let wait = triggerAfter ?? preRecord
-            Log.note(String(format: "pre-recording %.1f s; trigger in %.1f s or on SIGUSR1", preRecord, wait))
-            let until = ContinuousClock.now + .checkedSeconds(wait)
-            while ContinuousClock.now < until, !trigger.fired, signals.reason == nil {
-                try await Task.sleep(for: .milliseconds(20))
-            }
-            if signals.reason != nil {
-                if session.isRunning || session.isInterrupted { try session.stopRunning() }
-                throw UserFacingError("stopped before the trigger; nothing recorded")
-            }
-            let held = movie.preRecordStatus
-            Log.note(String(format: "triggered; the buffer holds %.2f s (%d frames, %d KiB)", held.held.seconds, held.frames, held.bytes / 1024))
+        try session.startRunning()
+        logStream(session, device)
+        let trigger = SignalTrigger(SIGUSR1)
+        defer { trigger.cancel() }
+        let wait = triggerAfter ?? preRecord
+        Log.note(String(format: "pre-recording %.1f s; trigger in %.1f s or on SIGUSR1", preRecord, wait))
+        let until = ContinuousClock.now + .checkedSeconds(wait)
+        while ContinuousClock.now < until, !trigger.fired, signals.reason == nil {
+            try await Task.sleep(for: .milliseconds(20))
         }
-        try Self.checkLeftover(output + ".partial")
-        let events = try movie.startRecording(to: output, settings: settings)
-        if preRecord == nil {
-            try session.startRunning()
-            logStream(session, device)
+        if signals.reason != nil {
+            if session.isRunning || session.isInterrupted { try session.stopRunning() }
+            throw UserFacingError("stopped before the trigger; nothing recorded")
         }
+        let held = movie.preRecordStatus
+        Log.note(String(format: "triggered; the buffer holds %.2f s (%d frames, %d KiB)", held.held.seconds, held.frames, held.bytes / 1024))
+    }
 
+    /// The recording's events, to its end: progress on the terminal, the
+    /// frame saved, the pace followed. Returns how it finished.
+    private func follow(_ events: AsyncStream<RecordingEvent>, _ movie: MovieFileOutput, _ grab: VideoDataOutput,
+                        _ device: CaptureDevice, _ settings: MovieSettings) async throws
+        -> (reason: RecordingFinishReason, progress: RecordingProgress)? {
         var summary: (reason: RecordingFinishReason, progress: RecordingProgress)?
         // (A recorder that cannot keep up steps the rate down, as the service does.)
         var pace = RecordingPace(device: device, nominal: settings.nominalFrameRate)
@@ -280,21 +325,13 @@ struct RecordCommand: AsyncParsableCommand {
                 summary = (reason, p)
             }
         }
-        movie.disarmPreRecording()
-        if session.isRunning || session.isInterrupted { try session.stopRunning() }
-        if let previewOutput {
-            previewOutput.stop()
-            PreviewCommand.summary(previewOutput)
-        }
-        guard let (reason, p) = summary else { throw UserFacingError("the recording ended without a result") }
-        if let why = signals.reason { Log.note(why) }
-        for note in p.fileNotes { Log.note(note) }
-        if p.frames == 0, case .error(let why) = reason { throw UserFacingError("nothing recorded: \(why)") }
-        if p.frames == 0, case .encoderFailed(let why) = reason { throw UserFacingError("nothing recorded: \(why)") }
-        if p.frames == 0, reason == .diskFull { throw UserFacingError("nothing recorded: the disk is full; no file was kept") }
-        guard p.frames > 0 else { throw UserFacingError("the camera delivered no frames; \(output) holds none (\(reason))") }
+        return summary
+    }
+
+    /// The result line on standard output; time zero and the caption's on standard error.
+    private func report(_ p: RecordingProgress, _ reason: RecordingFinishReason, _ settings: MovieSettings, _ session: CaptureSession) {
         let length = p.duration.seconds + (p.frameRate > 0 ? 1 / p.frameRate : 0)
-        print("recorded \(output): \(p.frames) frames, \(p.size.map(\.description) ?? "?") \(p.encoder), "
+        Log.output("recorded \(output): \(p.frames) frames, \(p.size.map(\.description) ?? "?") \(p.encoder), "
               + String(format: "%.3f s, %.2f fps", length, p.frameRate)
               + ", \(p.bytes / 1024) KiB, camera skipped \(p.skippedFrames) frames, dropped \(p.droppedFrames)"
               + (p.thinnedFrames > 0 ? ", left out for the pace \(p.thinnedFrames)" : "")
@@ -313,10 +350,6 @@ struct RecordCommand: AsyncParsableCommand {
                                 wall.timeIntervalSince1970, format.string(from: wall), p.overlayInPlace, p.overlayCopied)
                          + "; caption's camera name \"\(settings.overlay?.cameraName ?? "")\"")
             }
-        }
-        switch reason {
-        case .stopped, .maximumDurationReached, .maximumFileSizeReached: break
-        default: throw ExitCode(3)
         }
     }
 
@@ -486,7 +519,7 @@ extension RecordCommand {
             throw UserFacingError("the asset writer did not finish \(output): \(writer.error ?? writer.status.rawValue)")
         }
         let copies = input.copies
-        print("recorded \(output) through an asset writer: \(input.appendedFrameCount) frames, \(input.encoderName ?? "?"), "
+        Log.output("recorded \(output) through an asset writer: \(input.appendedFrameCount) frames, \(input.encoderName ?? "?"), "
               + String(format: "%.3f s of camera time", Double(last &- (start ?? last)) / 1e9)
               + ", \(input.refusedFrameCount) refused (input not ready)"
               + ", CPU copies per frame \(String(format: "%.2f", copies.frames == 0 ? 0 : Double(copies.copies) / Double(copies.frames)))")

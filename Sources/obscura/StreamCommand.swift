@@ -91,24 +91,7 @@ struct StreamCommand: AsyncParsableCommand {
             try session.setSessionPreset(p)
         }
         try session.commitConfiguration()
-        try device.withConfigurationLock { d in
-            for assignment in set {
-                let parts = assignment.split(separator: "=", maxSplits: 1).map(String.init)
-                guard parts.count == 2, let value = Double(parts[1]) else {
-                    throw UserFacingError("cannot read control \"\(assignment)\"; write NAME=VALUE, e.g. Brightness=0.5")
-                }
-                switch parts[0] {
-                case "Brightness": try d.setImageAdjustment(.brightness, value)
-                case "Contrast": try d.setImageAdjustment(.contrast, value)
-                case "Saturation": try d.setImageAdjustment(.saturation, value)
-                case "ExposureValue": try d.setExposureTargetBias(value)
-                case "LensPosition": try d.setLensPosition(value)
-                case "Zoom": try d.setVideoZoomFactor(value)
-                default:
-                    throw UserFacingError("unknown control \"\(parts[0])\"; allowed: Brightness, Contrast, Saturation, ExposureValue, LensPosition, Zoom")
-                }
-            }
-        }
+        try applyControls(device)
 
         let events = session.events()
         let eventTask = Task {
@@ -133,19 +116,7 @@ struct StreamCommand: AsyncParsableCommand {
         for await frame in output.frames {
             count += 1
             try check?.step(frame)
-            if !quiet {
-                var line = "frame seq=\(frame.sequence) ts=\(frame.timestampNanoseconds) \(frame.format) \(frame.size)"
-                if metadata {
-                    func show(_ values: [String: [Double]]) -> String {
-                        values.sorted { $0.key < $1.key }
-                            .map { "\($0.key)=\($0.value.map { String($0) }.joined(separator: ","))" }.joined(separator: " ")
-                    }
-                    line += " " + show(frame.metadata.values)
-                    if !frame.metadata.requestControls.isEmpty { line += " requested: " + show(frame.metadata.requestControls) }
-                }
-                if stats { line += String(format: " mean=%.1f", Self.mean(frame)) }
-                Log.output(line)
-            }
+            if !quiet { Log.output(describe(frame)) }
             if count >= limit { break }
         }
         stopper.cancel()
@@ -154,6 +125,45 @@ struct StreamCommand: AsyncParsableCommand {
         eventTask.cancel()
         if let check, !check.finished { Log.output("the reconfiguration check did not finish: give it more frames") }
         Log.output("delivered \(count) frames, dropped \(output.droppedFrameCount), still held \(device.outstandingFrames)")
+    }
+
+    /// The --set controls (NAME=VALUE) on the camera.
+    private func applyControls(_ device: CaptureDevice) throws {
+        try device.withConfigurationLock { d in
+            for assignment in set {
+                let parts = assignment.split(separator: "=", maxSplits: 1).map(String.init)
+                guard parts.count == 2, let value = Double(parts[1]) else {
+                    throw UserFacingError("cannot read control \"\(assignment)\"; write NAME=VALUE, e.g. Brightness=0.5")
+                }
+                switch parts[0] {
+                case "Brightness": try d.setImageAdjustment(.brightness, value)
+                case "Contrast": try d.setImageAdjustment(.contrast, value)
+                case "Saturation": try d.setImageAdjustment(.saturation, value)
+                case "ExposureValue": try d.setExposureTargetBias(value)
+                case "LensPosition": try d.setLensPosition(value)
+                case "Zoom": try d.setVideoZoomFactor(value)
+                default:
+                    throw UserFacingError("unknown control \"\(parts[0])\"; allowed: Brightness, Contrast, Saturation, ExposureValue, LensPosition, Zoom")
+                }
+            }
+        }
+
+    }
+
+    /// One frame's line: sequence, timestamp, format, size, and the metadata
+    /// and mean luma when asked for.
+    private func describe(_ frame: VideoFrame) -> String {
+        var line = "frame seq=\(frame.sequence) ts=\(frame.timestampNanoseconds) \(frame.format) \(frame.size)"
+        if metadata {
+            func show(_ values: [String: [Double]]) -> String {
+                values.sorted { $0.key < $1.key }
+                    .map { "\($0.key)=\($0.value.map { String($0) }.joined(separator: ","))" }.joined(separator: " ")
+            }
+            line += " " + show(frame.metadata.values)
+            if !frame.metadata.requestControls.isEmpty { line += " requested: " + show(frame.metadata.requestControls) }
+        }
+        if stats { line += String(format: " mean=%.1f", Self.mean(frame)) }
+        return line
     }
 
     /// Holds frames across an output added while running, then across a

@@ -1,0 +1,129 @@
+import Foundation
+import Logging
+import ObscuraAge
+import ObscuraAudio
+import ObscuraCamera
+import ObscuraCapture
+import ObscuraEncoding
+import ObscuraGPIO
+import ObscuraMedia
+import ObscuraMuxing
+import ObscuraOverlay
+import ObscuraPhoto
+import ObscuraPreview
+import ObscuraRecording
+import ObscuraSystem
+
+/// The coordinator's camera: opened on the camera thread (`CameraSetup`),
+/// its session's events, its loss and return, and the recording pace.
+extension RecorderService {
+    /// Opens the camera (on the camera thread); one opening at a time.
+    func openCamera() async {
+        if let opening { return await opening.value }
+        let task = Task { await self.openCameraNow() }
+        opening = task
+        await task.value
+        opening = nil
+    }
+
+    func openCameraNow() async {
+        guard opened == nil else { return }
+        let camera = camera, flash = gpio.flash, preview = preview
+        let made: CameraSetup.Opened
+        do {
+            made = try await onCameraThread { try camera.open(flash: flash, preview: preview) }
+        } catch {
+            return fail("camera: \(error)", reason: .camera)
+        }
+        opened = made
+        pace = made.pace
+        status.audio = made.audio
+        status.cameraFrameRate = made.pace.rate
+        status.configuredFrameRate = made.pace.nominal
+        status.camera = made.device.uniqueID
+        if let stream = made.session.activeConfiguration?.streams.first {
+            logger.info("camera \(made.device.uniqueID): \(stream.pixelFormat) \(stream.size)")
+            logCameraLayer()
+        }
+        Task { [weak self, events = made.session.events()] in
+            for await event in events { await self?.sessionEvent(event) }
+        }
+        if outages.cameraDown { cameraRestarted() }
+        if state == .error { enter(.idle) }
+        resumeIfLost()
+    }
+
+    /// The session given up on (its camera gone too long): stopped on the
+    /// camera thread, opened afresh by the housekeeping.
+    func dropCamera() async {
+        guard let dropped = opened else { return }
+        opened = nil
+        _ = try? await onCameraThread { try dropped.session.stopRunning() }
+    }
+
+    /// Which libcamera and which shim drive the camera, once per process.
+    func logCameraLayer() {
+        guard !cameraLayerLogged, let layer = CameraLibrary.loaded else { return }
+        cameraLayerLogged = true
+        logger.notice("camera layer: \(layer) (\(CameraManager.libcameraRuntimeVersion); shim built with \(CameraManager.libcameraVersion)'s headers)")
+        if let warning = layer.warning { logger.warning("\(warning)") }
+    }
+
+    func sessionEvent(_ event: CaptureSession.Event) {
+        switch event {
+        case .wasInterrupted(let why):
+            logger.warning("camera interrupted: \(why.rawValue)")
+            outages.cameraLost(at: .now)
+        case .interruptionEnded:
+            cameraRestarted()
+            if state == .error, status.lastError?.hasPrefix("camera") == true { enter(.idle) }
+            resumeIfLost()
+        case .runtimeError(let e): noteError(e, reason: .camera)
+        default: break
+        }
+    }
+
+    /// The camera delivers again after an interruption or a loss: one restart
+    /// of the camera stage, and the time it had none.
+    func cameraRestarted() {
+        let gap = outages.cameraBack(at: .now).seconds
+        status.stageRestarts["camera", default: 0] += 1
+        status.stageGapSeconds["camera", default: 0] += gap
+        logger.notice("camera back after \(String(format: "%.1f", gap)) s without frames")
+    }
+
+    /// The recording the camera's loss ended goes on, in a new file.
+    func resumeIfLost() {
+        guard outages.resumeRecording, !stopping else { return }
+        outages.resumeRecording = false
+        Task {
+            if let path = await startRecording() { logger.notice("recording goes on after the camera's loss: \(path)") }
+        }
+    }
+
+    /// One housekeeping round of the pace: what the recording in progress
+    /// recorded and dropped since the last round decides a step.
+    func followPace() {
+        guard var follower = pace, let opened, state == .recording, recording != nil else {
+            pace?.restartWindow()
+            return
+        }
+        defer { pace = follower }
+        let step: RecordingPace.Step?
+        do {
+            step = try follower.follow(frames: status.frames, dropped: status.droppedFrames, device: opened.device, movie: opened.movie)
+        } catch {
+            return logger.warning("camera \(opened.device.uniqueID): cannot set another frame rate: \(error)")
+        }
+        status.cameraFrameRate = follower.rate
+        switch step {
+        case .down(let said)?:
+            status.rateStepsDown = (status.rateStepsDown ?? 0) + 1
+            logger.warning("\(said)")
+        case .up(let said)?:
+            status.rateStepsUp = (status.rateStepsUp ?? 0) + 1
+            logger.notice("\(said)")
+        case nil: break
+        }
+    }
+}

@@ -1,0 +1,301 @@
+import Foundation
+import Logging
+import ObscuraAge
+import ObscuraAudio
+import ObscuraCamera
+import ObscuraCapture
+import ObscuraEncoding
+import ObscuraGPIO
+import ObscuraMedia
+import ObscuraMuxing
+import ObscuraOverlay
+import ObscuraPhoto
+import ObscuraPreview
+import ObscuraRecording
+import ObscuraSystem
+
+/// The coordinator's recordings: started where `StorageTargets` says,
+/// followed to their end, failed over from a drive that went away, and
+/// retried while the encoder is down (`StageOutages`).
+extension RecorderService {
+    public func toggleRecording() async {
+        // A press while a lost stage's recording waits to go on cancels it.
+        if cancelPendingResume() {
+            logger.notice("the recording will not go on when the stage is back (stopped)")
+            if state == .error { enter(.idle) }
+            return
+        }
+        if state == .recording { await stopRecording() } else { await startRecording() }
+    }
+
+    @discardableResult
+    public func startRecording() async -> String? { await startRecording(retry: false) }
+
+    /// `retry`: a try after an encoder failed. A start asked for while one
+    /// is being prepared gets that one's answer.
+    func startRecording(retry: Bool) async -> String? {
+        if let starting { return await starting.value }
+        let start = Task { await self.startRecordingNow(retry: retry) }
+        starting = start
+        let path = await start.value
+        starting = nil
+        return path
+    }
+
+    func startRecordingNow(retry: Bool) async -> String? {
+        guard state != .recording, !stopping, recording == nil else { return recording?.file }
+        if opened == nil { await openCamera() }
+        guard let session = opened?.session else {
+            fail("cannot record: no camera", reason: .camera)
+            return nil
+        }
+        if session.isInterrupted {
+            outages.resumeRecording = true
+            fail("cannot record now: the camera is gone; recording starts when it is back", reason: .camera)
+            return nil
+        }
+        let target: StorageTargets.Target
+        switch await storage.choose() {
+        case .record(let t): target = t
+        case .full(let message):
+            noteStorageRestarts(await storage.restarts)
+            fail(message, reason: .storage)
+            return nil
+        }
+        noteStorageRestarts(await storage.restarts)
+        // The actor ran other work meanwhile: look again.
+        guard state != .recording, !stopping, recording == nil else { return recording?.file }
+        guard let opened else {
+            fail("cannot record: no camera", reason: .camera)
+            return nil
+        }
+        return begin(on: target, opened, retry: retry)
+    }
+
+    func begin(on target: StorageTargets.Target, _ opened: CameraSetup.Opened, retry: Bool) -> String? {
+        let path = "\(target.folder)/\(FileNames.stem(clockSynchronized: clockSynchronized)).\(configuration.recordingExtension)"
+        let movie = opened.movie
+        movie.segmentDuration = configuration.segmentSeconds > 0 ? .seconds(configuration.segmentSeconds) : nil
+        movie.minFreeDiskSpace = target.minFree
+        movie.maxRecordedDuration = nil
+        do {
+            let settings = camera.movieSettings(opened.device, frameRate: opened.frameRate, partialDirectory: target.incoming)
+            let events = try movie.startRecording(to: path, settings: settings)
+            recording = RecordingInProgress(file: path, started: .now, onDrive: target.onDrive, retry: retry)
+            // The status shows the recording in progress from its start.
+            status.frames = 0
+            status.bytes = 0
+            status.droppedFrames = 0
+            status.skippedFramesTotal = 0
+            if !retry {
+                enter(.recording)
+                logger.notice("recording \(path)")
+            }
+            recording?.task = Task { await self.follow(events) }
+            return path
+        } catch {
+            if !retry { fail("cannot record: \(error)", reason: .recording) }
+            return nil
+        }
+    }
+
+    func noteStorageRestarts(_ count: Int) {
+        if count > 0 { status.stageRestarts["storage"] = count }
+    }
+
+    func follow(_ events: AsyncStream<RecordingEvent>) async {
+        for await event in events {
+            switch event {
+            case .progress(let p):
+                take(p)
+            case .segmentFinished(let path):
+                status.recordings += 1
+                logger.info("segment finished: \(path)")
+                await storage.trim(onDrive: recording?.onDrive == true)
+            case .finished(_, .encoderFailed, let p) where recording?.retry == true && p.frames == 0:
+                // A try while the encoder is down that made nothing: try again.
+                recording = nil
+                scheduleEncoderRetry()
+            case .finished(let path, let reason, let p):
+                let ended = recording
+                recording = nil
+                // A try that ended before its file opened (stopped meanwhile): nothing was recorded.
+                if ended?.retry == true && p.frames == 0 { continue }
+                finished(path, reason, p, ended)
+            case .started(let path):
+                started(path)
+            }
+        }
+    }
+
+    /// A recording's first packets in its file.
+    func started(_ path: String) {
+        if recording?.firstFrameSaid == false, let zero = opened?.movie.progress.timeZeroNanoseconds {
+            // The wall-clock time of the first frame (what its caption
+            // shows, and every later frame's time follows from the file's).
+            recording?.firstFrameSaid = true
+            let format = ISO8601DateFormatter()
+            format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            let wall = SystemClock.wallClock(ofMonotonic: zero)
+            logger.info("recording \(path): first frame taken at \(format.string(from: wall)) (\(String(format: "%.6f", wall.timeIntervalSince1970)) s)")
+        }
+        if let r = recording, r.retry {
+            recording?.retry = false
+            encoderRestarted()
+            enter(.recording)
+            let took = (ContinuousClock.now - r.started).seconds
+            logger.notice("recording goes on after the encoder's failure: \(path) (its first packet \(String(format: "%.2f", took)) s after the file was opened)")
+        }
+        // One line: which encoder, how frames reach it, and why it was chosen.
+        if let p = opened?.movie.progress, !p.encoder.isEmpty, p.encoder != lastEncoderLine {
+            lastEncoderLine = p.encoder
+            logger.info("encoder \(p.encoder); frames \(p.path) [\(p.encoderChoice)]")
+        }
+    }
+
+    /// A recording's progress into the status.
+    func take(_ p: RecordingProgress) {
+        status.bytes = p.bytes
+        status.droppedFrames = p.droppedFrames
+        status.frames = p.frames
+        status.framesPerSecond = p.recentFrameRate
+        status.encoderLatencySeconds = p.encoderLatency.seconds
+        status.cameraToFileSeconds = p.cameraToFile.seconds
+        status.framesInEncoder = p.framesInEncoder
+        status.skippedFramesTotal = p.skippedFrames
+    }
+
+    func finished(_ path: String, _ reason: RecordingFinishReason, _ p: RecordingProgress, _ ended: RecordingInProgress?) {
+        take(p)
+        finishedTotals.frames += p.frames
+        finishedTotals.bytes += p.bytes
+        finishedTotals.dropped += p.droppedFrames
+        finishedTotals.skipped += p.skippedFrames
+        status.recordings += 1
+        status.lastRecording = path
+        let seconds = String(format: "%.1f", p.duration.seconds)
+        let sound = p.audio.isEmpty ? "" : ", audio \(p.audio) (\(p.audioPackets) packets, drift corrected by \(p.audioCompensatedSamples) samples)"
+        for note in p.fileNotes { logger.warning("\(note)") }
+        let thinned = p.thinnedFrames > 0 ? ", left out for the pace \(p.thinnedFrames)" : ""
+        logger.notice("recording finished: \(path), \(p.frames) frames, \(seconds) s, dropped \(p.droppedFrames), camera skipped \(p.skippedFrames)\(thinned)\(sound), \(reason)")
+        // A recording on the drive that failed (a write or sync error) or
+        // was stopped because the drive went away: when the drive is gone,
+        // it goes on on the card.
+        var failed = ended?.driveRemoved == true
+        switch reason {
+        case .error, .diskFull, .storageFailed: failed = true
+        default: break
+        }
+        if ended?.onDrive == true, failed, !stopping {
+            status.recordingsFailed += 1
+            Task { await self.failOverFromDrive(reason) }
+            return
+        }
+        let storage = storage
+        Task { await storage.trimCard() }
+        recordingFinished(reason, frames: p.frames)
+    }
+
+    func recordingFinished(_ reason: RecordingFinishReason, frames: Int) {
+        switch reason {
+        case .stopped, .maximumDurationReached, .maximumFileSizeReached, .sessionStopped:
+            if state == .recording { enter(.idle) }
+        case .diskFull:
+            status.recordingsFailed += 1
+            fail("disk full: the recording was finalized", reason: .storage)
+        case .cameraLost:
+            // The session reopens the camera when it is listed again, and
+            // the recording goes on in a new file then (`sessionEvent`). One
+            // that is not back within `cameraGiveUp` is dropped and opened
+            // afresh by the housekeeping, which resumes the recording too.
+            status.recordingsFailed += 1
+            outages.cameraLost(at: .now)
+            outages.resumeRecording = true
+            fail("camera lost: the recording was finalized; it goes on in a new file when the camera is back", reason: .camera)
+        case .encoderFailed(let e) where frames > 0 && !stopping:
+            // The file keeps what the encoder gave back; a new recording is
+            // tried until an encoder (this one back, or the next in the
+            // profile's order) takes frames.
+            status.recordingsFailed += 1
+            outages.encoderFailed(at: .now)
+            fail("encoder failed: \(e); the recording was finalized; it goes on in a new file when an encoder takes frames", reason: .encoder)
+            scheduleEncoderRetry()
+        case .storageFailed(let e):
+            status.recordingsFailed += 1
+            fail("storage failed: \(e); the recording was finalized up to its last complete fragment", reason: .storage)
+        case .encoderFailed(let e), .error(let e):
+            status.recordingsFailed += 1
+            fail("recording failed: \(e)", reason: .recording)
+        }
+    }
+
+    /// After a recording on the drive failed: when the drive is gone, the
+    /// recording goes on on the card at once; when it is still there, the
+    /// failure is the recording's own.
+    func failOverFromDrive(_ reason: RecordingFinishReason) async {
+        guard await storage.driveGoneAfterFailure() else {
+            return fail("recording failed: \(reason)", reason: .recording)
+        }
+        noteStorageRestarts(await storage.restarts)
+        if state == .recording { enter(.idle) }
+        if let path = await startRecording() {
+            logger.notice("recording goes on on the SD card after the drive went away: \(path)")
+        }
+    }
+
+    /// The drive looked for: a recording on it when it went away is stopped
+    /// (what can be finalized is) and goes on on the card.
+    func followDrive() async {
+        switch await storage.followDrive(recordingOnIt: recording?.onDrive == true) {
+        case .goneUnderRecording?:
+            guard recording?.onDrive == true else { return }
+            recording?.driveRemoved = true
+            opened?.movie.stopRecording()
+        case .unwritable(let message)?:
+            noteError(message, reason: .drive)
+        case nil: break
+        }
+    }
+
+    func scheduleEncoderRetry() {
+        guard outages.encoderDown, !stopping else { return }
+        encoderRetry = Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(500))
+            guard !Task.isCancelled else { return }
+            await self?.retryEncoder()
+        }
+    }
+
+    func retryEncoder() async {
+        guard outages.encoderDown, !stopping, recording == nil else { return }
+        if opened?.session.isInterrupted == true { return scheduleEncoderRetry() }
+        if await startRecording(retry: true) == nil { scheduleEncoderRetry() }
+    }
+
+    /// Packets flow again after an encoder failed: one restart of the
+    /// encoder stage, and the time it left unrecorded.
+    func encoderRestarted() {
+        let gap = outages.encoderBack(at: .now).seconds
+        status.stageRestarts["encoder", default: 0] += 1
+        status.stageGapSeconds["encoder", default: 0] += gap
+        logger.notice("encoder back after \(String(format: "%.1f", gap)) s without packets")
+    }
+
+    /// A press or `ctl record stop` while a failed stage's recording waits
+    /// to go on: it will not. Returns whether one was waiting.
+    func cancelPendingResume() -> Bool {
+        let (cancelled, encoder) = outages.cancelWaiting()
+        if encoder {
+            encoderRetry?.cancel()
+            encoderRetry = nil
+            if recording?.retry == true { opened?.movie.stopRecording() }
+        }
+        return cancelled
+    }
+
+    public func stopRecording() async {
+        guard let movie = opened?.movie, let task = recording?.task else { return }
+        movie.stopRecording()
+        await task.value
+    }
+}
