@@ -70,15 +70,18 @@ let package = Package(
         .target(name: "ObscuraAudio", dependencies: ["CALSA", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraGPIO", dependencies: ["CGPIO", "ObscuraSystem"]),
         .target(name: "ObscuraCapture", dependencies: ["ObscuraAudio", "ObscuraCamera", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
+        // The test pattern: a camera in software, for trying a kiosk before a
+        // camera is fitted, and for the tests.
+        .target(name: "ObscuraTestPattern", dependencies: ["ObscuraCamera", "ObscuraCapture", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraOverlay", dependencies: ["CFreeType", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraRecording", dependencies: ["ObscuraAge", "ObscuraOverlay", "ObscuraCapture", "ObscuraEncoding", "ObscuraMuxing", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraPhoto", dependencies: ["CImage", "CV4L2", "ObscuraOverlay", "ObscuraCapture", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraPreview", dependencies: ["CLibDRM", "CFFmpeg", "ObscuraOverlay", "ObscuraCapture", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
-        .target(name: "ObscuraService", dependencies: ["CTOML", logging, "ObscuraAge", "ObscuraOverlay", "ObscuraAudio", "ObscuraPhoto", "ObscuraPreview", "ObscuraCapture", "ObscuraRecording", "ObscuraGPIO", "ObscuraMedia", "ObscuraSystem"]),
+        .target(name: "ObscuraService", dependencies: ["CTOML", logging, "ObscuraAge", "ObscuraOverlay", "ObscuraAudio", "ObscuraPhoto", "ObscuraPreview", "ObscuraCapture", "ObscuraTestPattern", "ObscuraRecording", "ObscuraGPIO", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraRetrieval", dependencies: ["ObscuraAge", "ObscuraMuxing", "ObscuraSystem"]),
         .executableTarget(name: "obscura", dependencies: [
             "ObscuraRetrieval", "ObscuraAudio", "ObscuraAge", "ObscuraOverlay",
-            "ObscuraRecording", "ObscuraCapture", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraMedia", "ObscuraService", "ObscuraPhoto", "ObscuraPreview",
+            "ObscuraRecording", "ObscuraCapture", "ObscuraTestPattern", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraMedia", "ObscuraService", "ObscuraPhoto", "ObscuraPreview",
             "ObscuraSystem",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             logging,
@@ -86,7 +89,7 @@ let package = Package(
 
         .target(name: "TestSupport", dependencies: ["ObscuraOverlay"], path: "Tests/TestSupport"),
         .testTarget(name: "ObscuraTests", dependencies: [
-            "TestSupport", "ObscuraSystem", "ObscuraCapture", "ObscuraRecording", "ObscuraMedia", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraService", "ObscuraPhoto", "ObscuraPreview", "ObscuraRetrieval", "ObscuraAudio", "ObscuraAge", "ObscuraOverlay",
+            "TestSupport", "ObscuraSystem", "ObscuraCapture", "ObscuraTestPattern", "ObscuraRecording", "ObscuraMedia", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraService", "ObscuraPhoto", "ObscuraPreview", "ObscuraRetrieval", "ObscuraAudio", "ObscuraAge", "ObscuraOverlay",
             logging,
         ]),
         .testTarget(name: "BoardTests", dependencies: ["TestSupport", "ObscuraOverlay"]),

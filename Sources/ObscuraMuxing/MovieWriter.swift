@@ -396,27 +396,34 @@ public final class MovieWriter {
             closeKeepingFragments()
             throw error
         }
-        finished = true
-        syncer?.close()
-        syncer = nil
-        context.pointee.pb = nil
-        avformat_free_context(context)
-        self.context = nil
+        releaseContext(context)
         output = nil
         checksumHashedWhileWriting = digest != nil
         if rename(partialPath, path) != 0 { throw SystemError.errno("rename", "\(partialPath) → \(path)") }
-        syncFolder()
+        // (A folder that cannot be synced leaves the rename not known to be
+        // on the storage: a storage failure, said as one.)
+        try syncFolder()
         // The recording is final; a checksum that cannot be written (a full
         // disk) is said, not turned into a failed recording.
         do { try Checksum.write(for: path, digest: digest) } catch { checksumError = "\(error)" }
     }
 
     /// Makes the rename to the final name durable: fsync of the folder.
-    private func syncFolder() {
+    private func syncFolder() throws(SystemError) {
         let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
-        if let dir = try? Syscalls.open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY) {
-            try? Syscalls.fsync(dir.rawValue, path: directory)
-        }
+        let dir = try Syscalls.open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY)
+        try Syscalls.fsync(dir.rawValue, path: directory)
+    }
+
+    /// The muxer's context freed (its I/O context is ours, closed apart) and
+    /// the syncer ended: the writer is finished.
+    private func releaseContext(_ context: UnsafeMutablePointer<AVFormatContext>) {
+        finished = true
+        syncer?.close()
+        syncer = nil
+        context.pointee.pb = nil
+        avformat_free_context(context)
+        self.context = nil
     }
 
     /// Whether the checksum came from hashing the bytes as they were written
@@ -438,12 +445,7 @@ public final class MovieWriter {
     public func closeKeepingFragments() -> KeptFile? {
         if let kept { return kept }
         guard let context, !finished else { return nil }
-        finished = true
-        syncer?.close()
-        syncer = nil
-        context.pointee.pb = nil
-        avformat_free_context(context)
-        self.context = nil
+        releaseContext(context)
         guard let output else { return nil }
         self.output = nil
         var result = KeptFile(path: path)
@@ -484,7 +486,9 @@ public final class MovieWriter {
             result.path = partialPath
             result.notes.append("\(path): \(SystemError.errno("rename", "\(partialPath) → \(path)"))")
         } else {
-            syncFolder()
+            do { try syncFolder() } catch {
+                result.notes.append("\(path): its folder could not be synced, so its name may not survive a power cut: \(error)")
+            }
             do { try Checksum.write(for: path, digest: digest) } catch {
                 checksumError = "\(error)"
                 result.notes.append("\(path): no checksum: \(error)")

@@ -3,6 +3,7 @@ import ObscuraAge
 import ObscuraEncoding
 import ObscuraMedia
 import ObscuraMuxing
+import ObscuraSystem
 
 /// The sound stage of a recording: captured periods placed on the video's
 /// timeline and encoded into the current file's audio track.
@@ -236,6 +237,20 @@ final class SegmentedFileSink {
                         videoUpTo: all ? nil : (newestVideoPTS.map { $0 * 1000 } ?? Int64.min))
     }
 
+    /// The next file (`file(index)`) opened, its time zero kept, the sound
+    /// gathered so far replayed into it.
+    @discardableResult
+    private func openFile(video: CodecParameters, sound: CodecParameters?, timeZero zero: UInt64?) throws -> MovieWriter {
+        if let zero { timeZeros.append(zero) }
+        let opened = try MovieWriter(path: file(index), container: container, video: video,
+                                     fragmentDuration: fragmentDuration, partialDirectory: partialDirectory, audio: sound,
+                                     creationTime: zero.flatMap(creationTime), recipients: recipients,
+                                     alignedToChunks: alignedToChunks)
+        writer = opened
+        try audio?.replay(into: opened)
+        return opened
+    }
+
     /// Writes one video packet; before the first keyframe nothing is written.
     func write(_ packet: EncodedPacket, video: CodecParameters, timeline: RecordingTimeline) throws {
         guard !closedOnError else { return }
@@ -245,14 +260,7 @@ final class SegmentedFileSink {
             segmentBase = startsAtFirstPacket ? packet.dts : 0
             nextBoundary = segmentLength.map { packet.pts + $0 } ?? .max
             let sound = try audio?.begin(at: packet.dts * 1000)
-            let zero = timeline.timeZero(dts: packet.dts)
-            if let zero { timeZeros = [zero] }
-            let opened = try MovieWriter(path: file(index), container: container, video: video,
-                                         fragmentDuration: fragmentDuration, partialDirectory: partialDirectory, audio: sound,
-                                         creationTime: zero.flatMap(creationTime), recipients: recipients,
-                                         alignedToChunks: alignedToChunks)
-            writer = opened
-            try audio?.replay(into: opened)
+            let opened = try openFile(video: video, sound: sound, timeZero: timeline.timeZero(dts: packet.dts))
             changed(.opened(path: opened.path))
         } else if keyframeRequested, packet.isKeyframe, packet.pts >= nextBoundary, let ending = writer {
             // The boundary keyframe starts the next file. Sound captured so
@@ -270,23 +278,18 @@ final class SegmentedFileSink {
             changed(.segmentFinished(path: ending.path))
             index += 1
             segmentBase = packet.dts
-            let zero = timeline.timeZero(dts: packet.dts)
-            if let zero { timeZeros.append(zero) }
-            let opened = try MovieWriter(path: file(index), container: container, video: video,
-                                         fragmentDuration: fragmentDuration, partialDirectory: partialDirectory, audio: sound,
-                                         creationTime: zero.flatMap(creationTime), recipients: recipients,
-                                         alignedToChunks: alignedToChunks)
-            writer = opened
             // The sound from the boundary on starts the new file (the
             // previous file's track may run a period past its video).
-            try audio?.replay(into: opened)
+            try openFile(video: video, sound: sound, timeZero: timeline.timeZero(dts: packet.dts))
             nextBoundary += segmentLength ?? 0
             keyframeRequested = false
         }
         newestVideoPTS = max(newestVideoPTS ?? packet.pts, packet.pts)
         if let timestamps {
-            // Milliseconds from the recording's time zero, in stored order.
-            timestamps.write(Data(String(format: "%.3f\n", Double(packet.pts - fileBase) / 1000).utf8))
+            // Milliseconds from the recording's time zero, in stored order
+            // (a side file: one that cannot be written is not the recording's failure).
+            try? Syscalls.writeAll(timestamps.fileDescriptor, Array(String(format: "%.3f\n", Double(packet.pts - fileBase) / 1000).utf8),
+                                   path: "the timestamps file")
         }
         if segmentBase != 0 { packet.rebase(by: segmentBase) }
         try writer!.write(packet)

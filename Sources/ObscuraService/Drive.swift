@@ -96,20 +96,11 @@ public struct DriveConfiguration: Sendable, Equatable {
     }
 
     static func udevUnescape(_ name: String) -> String {
-        var bytes: [UInt8] = []
-        let raw = Array(name.utf8)
-        var i = 0
-        while i < raw.count {
-            if raw[i] == UInt8(ascii: "\\"), i + 3 < raw.count, raw[i + 1] == UInt8(ascii: "x"),
-               let v = UInt8(String(decoding: raw[(i + 2)...(i + 3)], as: UTF8.self), radix: 16) {
-                bytes.append(v)
-                i += 4
-            } else {
-                bytes.append(raw[i])
-                i += 1
-            }
+        // `\xNN`: a byte in hex.
+        Escapes.decode(name) { raw, i in
+            guard raw[i + 1] == UInt8(ascii: "x") else { return nil }
+            return UInt8(String(decoding: raw[(i + 2)...(i + 3)], as: UTF8.self), radix: 16)
         }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }
 
@@ -136,11 +127,21 @@ struct Mount: Equatable {
 
     /// The kernel's octal escapes (`\040` for a space).
     static func unescape(_ field: String) -> String {
+        // `\NNN`: a byte in octal.
+        Escapes.decode(field) { raw, i in UInt8(String(decoding: raw[(i + 1)...(i + 3)], as: UTF8.self), radix: 8) }
+    }
+}
+
+/// Four-byte backslash escapes, as udev and the kernel write names.
+enum Escapes {
+    /// `text` with each backslash and the three bytes after it that
+    /// `value` reads (given the bytes and the backslash's index) made one byte.
+    static func decode(_ text: String, _ value: ([UInt8], Int) -> UInt8?) -> String {
+        let raw = Array(text.utf8)
         var bytes: [UInt8] = []
-        let raw = Array(field.utf8)
         var i = 0
         while i < raw.count {
-            if raw[i] == UInt8(ascii: "\\"), i + 3 < raw.count, let v = UInt8(String(decoding: raw[(i + 1)...(i + 3)], as: UTF8.self), radix: 8) {
+            if raw[i] == UInt8(ascii: "\\"), i + 3 < raw.count, let v = value(raw, i) {
                 bytes.append(v)
                 i += 4
             } else {

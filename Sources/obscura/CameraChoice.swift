@@ -3,6 +3,7 @@ import ObscuraCamera
 import ObscuraCapture
 import ObscuraMedia
 import ObscuraSystem
+import ObscuraTestPattern
 
 /// Picks the camera a command asked for: an id from `obscura devices`, the
 /// first camera when none is named, `synthetic` — a test pattern that

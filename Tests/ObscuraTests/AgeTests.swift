@@ -24,11 +24,7 @@ private func bytes(of path: String) throws -> [UInt8] {
     return out
 }
 
-private func scratch(_ name: String) -> String {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-age-\(getpid())")
-    try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-    return dir.appendingPathComponent(name).path
-}
+private func scratch(_ name: String) -> String { scratchPath("age", name) }
 
 /// The age format against the real `age` tool (Debian's package): what
 /// Obscura encrypts, `age -d` decrypts; what `age` encrypts, Obscura does.

@@ -4,26 +4,17 @@ import ObscuraSystem
 import Testing
 import TestSupport
 @testable import ObscuraCapture
+@testable import ObscuraTestPattern
 @testable import ObscuraEncoding
 @testable import ObscuraMedia
 import ObscuraMuxing
 @testable import ObscuraRecording
 
 private func dataSession(_ output: VideoDataOutput, camera: SyntheticCamera = SyntheticCamera()) throws -> CaptureSession {
-    let session = CaptureSession()
-    session.beginConfiguration()
-    try session.addInput(CaptureDeviceInput(device: CaptureDevice(source: camera)))
-    try session.addOutput(output)
-    try session.setSessionPreset(.vga640x480)
-    try session.commitConfiguration()
-    return session
+    try patternSession([output], camera: camera)
 }
 
-private func scratch(_ name: String) -> String {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-writer-\(getpid())")
-    try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-    return dir.appendingPathComponent(name).path
-}
+private func scratch(_ name: String) -> String { scratchPath("writer", name) }
 
 @Suite(.serialized) struct VideoDataOutputTests {
     @Test func aFormatTheCameraLacksIsConvertedOnlyWhenAsked() async throws {

@@ -3,6 +3,7 @@ import struct Synchronization.Atomic
 import Testing
 import ObscuraCamera
 @testable import ObscuraCapture
+@testable import ObscuraTestPattern
 @testable import ObscuraMedia
 
 /// What a test keeps of a frame (keeping the frame would keep its buffer).
@@ -43,13 +44,7 @@ private func take(_ count: Int, from output: VideoDataOutput, timeout: Duration 
 private struct ProbeTimeout: Error {}
 
 private func session(_ camera: SyntheticCamera, outputs: [VideoDataOutput], preset: CaptureSession.Preset = .vga640x480) throws -> CaptureSession {
-    let session = CaptureSession()
-    session.beginConfiguration()
-    try session.addInput(CaptureDeviceInput(device: CaptureDevice(source: camera)))
-    for o in outputs { try session.addOutput(o) }
-    try session.setSessionPreset(preset)
-    try session.commitConfiguration()
-    return session
+    try patternSession(outputs, camera: camera, preset: preset)
 }
 
 @Suite struct CaptureSessionTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import ObscuraCapture
+@testable import ObscuraTestPattern
 import ObscuraMuxing
 import ObscuraSystem
 @testable import ObscuraRecording

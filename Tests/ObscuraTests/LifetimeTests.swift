@@ -36,22 +36,8 @@ private struct Holdings: CustomStringConvertible {
         let folder = NSTemporaryDirectory() + "obscura-lifetime-\(getpid())"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        try """
-            [board]
-            name = "Test pattern"
-            [camera]
-            id = "synthetic"
-            size = "320x240"
-            frame_rate = 30
-            [audio]
-            device = "none"
-            """.write(toFile: folder + "/pattern.toml", atomically: true, encoding: .utf8)
-        try """
-            board = "\(folder)/pattern.toml"
-            [recording]
-            folder = "\(folder)/rec"
-            """.write(toFile: folder + "/obscura.toml", atomically: true, encoding: .utf8)
-        let configuration = try ServiceConfiguration.load(folder + "/obscura.toml")
+        let path = try PatternService.writeConfiguration(in: folder)
+        let configuration = try ServiceConfiguration.load(path)
         let profile = try BoardProfile.load(configuration.board, from: configuration.file)
         let setup = CameraSetup(configuration: configuration, profile: profile, logger: Logger(label: "lifetime"), log: { _ in })
 

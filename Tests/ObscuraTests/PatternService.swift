@@ -9,11 +9,10 @@ struct PatternService {
     let standardError = Pipe()
     let socket: String
 
-    /// `recording` adds lines to the configuration's [recording] table;
-    /// `metrics` is the metrics file (default: in `folder`).
-    init(in folder: String, recording: String = "", metrics: String? = nil) throws {
+    /// The test-pattern board's profile and a configuration naming it in
+    /// `folder`; returns the configuration's path.
+    static func writeConfiguration(in folder: String, recording: String = "", metrics: String? = nil) throws -> String {
         let profile = folder + "/pattern.toml", config = folder + "/obscura.toml"
-        socket = folder + "/control.sock"
         try """
             [board]
             name = "Test pattern"
@@ -38,11 +37,19 @@ struct PatternService {
             [photo]
             folder = "\(folder)/photos"
             [control]
-            socket = "\(socket)"
+            socket = "\(folder)/control.sock"
             [metrics]
             file = "\(metrics ?? folder + "/obscura.prom")"
             interval_seconds = 1
             """.write(toFile: config, atomically: true, encoding: .utf8)
+        return config
+    }
+
+    /// `recording` adds lines to the configuration's [recording] table;
+    /// `metrics` is the metrics file (default: in `folder`).
+    init(in folder: String, recording: String = "", metrics: String? = nil) throws {
+        socket = folder + "/control.sock"
+        let config = try Self.writeConfiguration(in: folder, recording: recording, metrics: metrics)
         process.executableURL = URL(fileURLWithPath: packageRoot + "/.build/debug/obscura")
         process.arguments = ["run", "--config", config]
         process.standardError = standardError

@@ -4,27 +4,17 @@ import ObscuraSystem
 import Testing
 import TestSupport
 @testable import ObscuraCapture
+@testable import ObscuraTestPattern
 @testable import ObscuraMedia
 @testable import ObscuraPhoto
 
 private func photoSession(_ output: PhotoOutput, format: PixelFormat = .nv12, controlLatency: Int = 0) throws -> CaptureSession {
     let camera = SyntheticCamera(formats: [format])
     camera.controlLatencyFrames = controlLatency
-    let device = CaptureDevice(source: camera)
-    let session = CaptureSession()
-    session.beginConfiguration()
-    try session.addInput(CaptureDeviceInput(device: device))
-    try session.addOutput(output)
-    try session.setSessionPreset(.vga640x480)
-    try session.commitConfiguration()
-    return session
+    return try patternSession([output], camera: camera)
 }
 
-private func scratch(_ name: String) -> String {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-photo-\(getpid())")
-    try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-    return dir.appendingPathComponent(name).path
-}
+private func scratch(_ name: String) -> String { scratchPath("photo", name) }
 
 /// Records the delegate's calls in order.
 private final class Recorder: PhotoCaptureDelegate, @unchecked Sendable {
@@ -285,13 +275,7 @@ private final class Recorder: PhotoCaptureDelegate, @unchecked Sendable {
     private func rawSession(_ output: PhotoOutput, rawFormats: [PixelFormat] = [.srggb12CSI2Packed, .srggb12]) throws -> CaptureSession {
         let camera = SyntheticCamera(formats: [.nv12], rawFormats: rawFormats)
         camera.controlLatencyFrames = 2
-        let session = CaptureSession()
-        session.beginConfiguration()
-        try session.addInput(CaptureDeviceInput(device: CaptureDevice(source: camera)))
-        try session.addOutput(output)
-        try session.setSessionPreset(.vga640x480)
-        try session.commitConfiguration()
-        return session
+        return try patternSession([output], camera: camera)
     }
 
     /// Mean of the green samples of the DNG's top-left 64x64 as libraw reads

@@ -4,17 +4,12 @@ import ObscuraEncoding
 import Testing
 import TestSupport
 @testable import ObscuraCapture
+@testable import ObscuraTestPattern
 @testable import ObscuraMedia
 @testable import ObscuraRecording
 
 private func recordingSession(_ output: MovieFileOutput, camera: SyntheticCamera = SyntheticCamera()) throws -> CaptureSession {
-    let session = CaptureSession()
-    session.beginConfiguration()
-    try session.addInput(CaptureDeviceInput(device: CaptureDevice(source: camera)))
-    try session.addOutput(output)
-    try session.setSessionPreset(.vga640x480)
-    try session.commitConfiguration()
-    return session
+    try patternSession([output], camera: camera)
 }
 
 private func finish(_ events: AsyncStream<RecordingEvent>) async -> (RecordingFinishReason, RecordingProgress)? {
@@ -24,11 +19,7 @@ private func finish(_ events: AsyncStream<RecordingEvent>) async -> (RecordingFi
     return nil
 }
 
-private func path(_ name: String) -> String {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-recording-\(getpid())")
-    try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-    return dir.appendingPathComponent(name).path
-}
+private func path(_ name: String) -> String { scratchPath("recording", name) }
 
 @Suite(.serialized) struct MovieFileOutputTests {
     /// A storage call that does not return (here the open of the file: a

@@ -113,16 +113,20 @@ private func write(_ text: String, _ name: String) -> String {
         #expect(sample.board == "pi4b" && sample.segmentSeconds == 300)
     }
 
-    @Test func errorsNameFileLineAndKey() throws {
-        func failure(_ text: String, profile: Bool = true) -> String {
-            let path = write(text, "bad.toml")
-            do {
-                if profile { _ = try BoardProfile(contentsOf: path) } else { _ = try ServiceConfiguration(contentsOf: path) }
-                return "no error"
-            } catch {
-                return error.description.replacingOccurrences(of: path, with: "F")
-            }
+    /// What loading `text` as a board profile (or a configuration) says,
+    /// its path shown as F.
+    private func loadFailure(_ text: String, profile: Bool) -> String {
+        let path = write(text, "bad.toml")
+        do {
+            if profile { _ = try BoardProfile(contentsOf: path) } else { _ = try ServiceConfiguration(contentsOf: path) }
+            return "no error"
+        } catch {
+            return error.description.replacingOccurrences(of: path, with: "F")
         }
+    }
+
+    @Test func errorsNameFileLineAndKey() throws {
+        func failure(_ text: String, profile: Bool = true) -> String { loadFailure(text, profile: profile) }
         #expect(failure("[board]\nname = \"x\"\n[camera]\nsize = \"big\"\n") ==
                 "F:4: camera.size: \"big\" is not a size; write WIDTHxHEIGHT, e.g. 1920x1080")
         #expect(failure("[board]\nname = \"x\"\n\n[encoder]\npreference = [\"libx264\", \"nvenc\"]\n") ==
@@ -150,15 +154,7 @@ private func write(_ text: String, _ name: String) -> String {
     /// What a hand-written subset got wrong, read as TOML 1.0 reads it;
     /// valid TOML no setting takes is refused naming the key, never misread.
     @Test func validTOMLIsReadWholeAndWhatNoSettingTakesIsRefused() throws {
-        func failure(_ text: String, profile: Bool = false) -> String {
-            let path = write(text, "bad.toml")
-            do {
-                if profile { _ = try BoardProfile(contentsOf: path) } else { _ = try ServiceConfiguration(contentsOf: path) }
-                return "no error"
-            } catch {
-                return error.description.replacingOccurrences(of: path, with: "F")
-            }
-        }
+        func failure(_ text: String, profile: Bool = false) -> String { loadFailure(text, profile: profile) }
         // An apostrophe inside a double-quoted string, in a multi-line array.
         let a = try TOMLDocument(file: "f", text: "[encoder]\npreference = [\n  \"it's\", # one\n  'b',\n]\n")
         #expect(a.values["encoder.preference"]?.value == .array([.string("it's"), .string("b")]))

@@ -1,5 +1,6 @@
 import Dispatch
 import ObscuraCamera
+import ObscuraCapture
 import ObscuraMedia
 import ObscuraSystem
 import struct Synchronization.Atomic

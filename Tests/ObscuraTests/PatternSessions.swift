@@ -1,0 +1,23 @@
+import Foundation
+@testable import ObscuraCapture
+@testable import ObscuraTestPattern
+
+/// A session on a test-pattern camera with `outputs`, configured at `preset`.
+func patternSession(_ outputs: [any CaptureOutput], camera: SyntheticCamera = SyntheticCamera(),
+                    preset: CaptureSession.Preset = .vga640x480) throws -> CaptureSession {
+    let session = CaptureSession()
+    session.beginConfiguration()
+    try session.addInput(CaptureDeviceInput(device: CaptureDevice(source: camera)))
+    for output in outputs { try session.addOutput(output) }
+    try session.setSessionPreset(preset)
+    try session.commitConfiguration()
+    return session
+}
+
+/// `name` in a folder of this test process's own under the temporary
+/// folder (`obscura-KIND-PID`), made when missing.
+func scratchPath(_ kind: String, _ name: String) -> String {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-\(kind)-\(getpid())")
+    try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    return dir.appendingPathComponent(name).path
+}
