@@ -64,24 +64,27 @@ let package = Package(
         .target(name: "ObscuraSystem", dependencies: ["CSystem"]),
         .target(name: "ObscuraMedia", dependencies: ["ObscuraSystem"]),
         .target(name: "ObscuraCamera", dependencies: ["CCamera", "ObscuraMedia", "ObscuraSystem"]),
-        .target(name: "ObscuraEncoding", dependencies: ["CFFmpeg", "CV4L2", "ObscuraMedia", "ObscuraSystem"]),
+        // Pixel conversion (swscale) and FFmpeg's errors: what capture and
+        // encoding both need, so that capture does not depend on encoding.
+        .target(name: "ObscuraConversion", dependencies: ["CFFmpeg", "ObscuraMedia", "ObscuraSystem"]),
+        .target(name: "ObscuraEncoding", dependencies: ["CFFmpeg", "CV4L2", "ObscuraConversion", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraAge", dependencies: ["CNettle", "CSystem", "ObscuraSystem"]),
-        .target(name: "ObscuraMuxing", dependencies: ["CFFmpeg", "CNettle", "ObscuraAge", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
+        .target(name: "ObscuraMuxing", dependencies: ["CFFmpeg", "CNettle", "ObscuraAge", "ObscuraConversion", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraAudio", dependencies: ["CALSA", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraGPIO", dependencies: ["CGPIO", "ObscuraSystem"]),
-        .target(name: "ObscuraCapture", dependencies: ["ObscuraAudio", "ObscuraCamera", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
+        .target(name: "ObscuraCapture", dependencies: ["ObscuraAudio", "ObscuraCamera", "ObscuraConversion", "ObscuraMedia", "ObscuraSystem"]),
         // The test pattern: a camera in software, for trying a kiosk before a
         // camera is fitted, and for the tests.
         .target(name: "ObscuraTestPattern", dependencies: ["ObscuraCamera", "ObscuraCapture", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraOverlay", dependencies: ["CFreeType", "ObscuraMedia", "ObscuraSystem"]),
-        .target(name: "ObscuraRecording", dependencies: ["ObscuraAge", "ObscuraOverlay", "ObscuraCapture", "ObscuraEncoding", "ObscuraMuxing", "ObscuraMedia", "ObscuraSystem"]),
-        .target(name: "ObscuraPhoto", dependencies: ["CImage", "CV4L2", "ObscuraOverlay", "ObscuraCapture", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
-        .target(name: "ObscuraPreview", dependencies: ["CLibDRM", "CFFmpeg", "ObscuraOverlay", "ObscuraCapture", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
+        .target(name: "ObscuraRecording", dependencies: ["ObscuraAge", "ObscuraConversion", "ObscuraOverlay", "ObscuraCapture", "ObscuraEncoding", "ObscuraMuxing", "ObscuraMedia", "ObscuraSystem"]),
+        .target(name: "ObscuraPhoto", dependencies: ["CImage", "CV4L2", "ObscuraConversion", "ObscuraOverlay", "ObscuraCapture", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
+        .target(name: "ObscuraPreview", dependencies: ["CLibDRM", "CFFmpeg", "ObscuraConversion", "ObscuraOverlay", "ObscuraCapture", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraService", dependencies: ["CTOML", logging, "ObscuraAge", "ObscuraOverlay", "ObscuraAudio", "ObscuraPhoto", "ObscuraPreview", "ObscuraCapture", "ObscuraTestPattern", "ObscuraRecording", "ObscuraGPIO", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraRetrieval", dependencies: ["ObscuraAge", "ObscuraMuxing", "ObscuraSystem"]),
         .executableTarget(name: "obscura", dependencies: [
             "ObscuraRetrieval", "ObscuraAudio", "ObscuraAge", "ObscuraOverlay",
-            "ObscuraRecording", "ObscuraCapture", "ObscuraTestPattern", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraMedia", "ObscuraService", "ObscuraPhoto", "ObscuraPreview",
+            "ObscuraRecording", "ObscuraCapture", "ObscuraTestPattern", "ObscuraCamera", "ObscuraConversion", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraMedia", "ObscuraService", "ObscuraPhoto", "ObscuraPreview",
             "ObscuraSystem",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             logging,
@@ -89,7 +92,7 @@ let package = Package(
 
         .target(name: "TestSupport", dependencies: ["ObscuraOverlay"], path: "Tests/TestSupport"),
         .testTarget(name: "ObscuraTests", dependencies: [
-            "TestSupport", "ObscuraSystem", "ObscuraCapture", "ObscuraTestPattern", "ObscuraRecording", "ObscuraMedia", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraService", "ObscuraPhoto", "ObscuraPreview", "ObscuraRetrieval", "ObscuraAudio", "ObscuraAge", "ObscuraOverlay",
+            "TestSupport", "ObscuraSystem", "ObscuraCapture", "ObscuraConversion", "ObscuraTestPattern", "ObscuraRecording", "ObscuraMedia", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraService", "ObscuraPhoto", "ObscuraPreview", "ObscuraRetrieval", "ObscuraAudio", "ObscuraAge", "ObscuraOverlay",
             logging,
         ]),
         .testTarget(name: "BoardTests", dependencies: ["TestSupport", "ObscuraOverlay"]),

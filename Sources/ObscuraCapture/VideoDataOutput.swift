@@ -1,5 +1,5 @@
 import Dispatch
-import ObscuraEncoding
+import ObscuraConversion
 import ObscuraMedia
 import ObscuraSystem
 
@@ -79,10 +79,15 @@ public final class VideoDataOutput: CaptureOutput, Sendable {
         let task = Task.detached { [self] in
             var dropsSeen = self.queue.drops
             for await frame in frames {
-                let drops = self.queue.drops
-                dispatchQueue.sync {
-                    if drops > dropsSeen { delegate.videoDataOutput(self, didDrop: drops - dropsSeen) }
-                    delegate.videoDataOutput(self, didOutput: frame)
+                let drops = self.queue.drops, before = dropsSeen
+                // The delegate runs on its queue; this task waits for it
+                // without holding a thread of Swift's pool.
+                await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                    dispatchQueue.async {
+                        if drops > before { delegate.videoDataOutput(self, didDrop: drops - before) }
+                        delegate.videoDataOutput(self, didOutput: frame)
+                        done.resume()
+                    }
                 }
                 dropsSeen = drops
             }

@@ -1,5 +1,6 @@
 import CFFmpeg
 import Foundation
+import ObscuraConversion
 import ObscuraMedia
 
 public enum AudioCodec: String, Sendable, CaseIterable {

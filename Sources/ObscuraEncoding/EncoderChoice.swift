@@ -1,6 +1,7 @@
 import CFFmpeg
 import CV4L2
 import Foundation
+import ObscuraConversion
 import ObscuraMedia
 import ObscuraSystem
 #if canImport(Glibc)

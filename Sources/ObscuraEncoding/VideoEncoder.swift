@@ -1,4 +1,5 @@
 import CFFmpeg
+import ObscuraConversion
 import ObscuraMedia
 import ObscuraSystem
 

@@ -2,6 +2,7 @@ import CFFmpeg
 import Dispatch
 import Foundation
 import ObscuraAge
+import ObscuraConversion
 import ObscuraEncoding
 import ObscuraSystem
 #if canImport(Glibc)

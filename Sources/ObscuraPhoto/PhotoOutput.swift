@@ -2,6 +2,7 @@ import CImage
 import Dispatch
 import Foundation
 import ObscuraCapture
+import ObscuraConversion
 import ObscuraEncoding
 import ObscuraMedia
 import ObscuraOverlay

@@ -1,6 +1,7 @@
 import CFFmpeg
 import CLibDRM
 import ObscuraEncoding
+import ObscuraConversion
 import ObscuraMedia
 import ObscuraSystem
 #if canImport(Glibc)

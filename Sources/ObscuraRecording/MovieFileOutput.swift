@@ -2,6 +2,7 @@ import Foundation
 import ObscuraAge
 import ObscuraCapture
 import ObscuraEncoding
+import ObscuraConversion
 import ObscuraMedia
 import ObscuraMuxing
 import ObscuraOverlay

@@ -8,35 +8,43 @@ extension VirtualBoardTests {
 /// write held 10 s by the kernel). The recorder's writes and syncs wait; the
 /// service's status, its control socket and its buttons must not.
 @Suite struct BlockingStorageBoardTests {
+    /// The service (`obscura run`, the virtual board's profile) with its
+    /// recordings on a card made by board/virtual/dm-card at /mnt/card,
+    /// photos, control socket and metrics in /tmp/svc; `$o` is obscura,
+    /// `$p` the service, `said PATTERN` whether its log has it. Ready when
+    /// this returns.
+    static let serviceOnCard = """
+        export PATH=$PATH:$(pwd)/board/virtual
+        . board/virtual/waiting.sh
+        dm-card make obscura-card /mnt/card || exit 1
+        rm -rf /tmp/svc; mkdir -p /tmp/svc
+        cat > /tmp/svc/obscura.toml <<'T'
+        board = "virtual"
+        [recording]
+        folder = "/mnt/card/rec"
+        partial_folder = "/mnt/card/incoming"
+        size = "160x120"
+        segment_seconds = 0
+        fragment_seconds = 0.5
+        min_free_space_mb = 16
+        [photo]
+        folder = "/tmp/svc/photos"
+        [control]
+        socket = "/tmp/svc/control.sock"
+        [metrics]
+        file = "/tmp/svc/obscura.prom"
+        interval_seconds = 1
+        T
+        o=.build/debug/obscura
+        $o run --config /tmp/svc/obscura.toml > /tmp/svc/log 2>&1 &
+        p=$!
+        said() { grep -q "$1" /tmp/svc/log; }
+        wait_for 120 "the service to be ready" said ready
+        """
+
     @Test func aStorageThatBlocksHoldsUpNeitherStatusNorSocketNorButtons() throws {
         let result = try VirtualBoard.run("""
-            export PATH=$PATH:$(pwd)/board/virtual
-            . board/virtual/waiting.sh
-            modprobe loop 2>/dev/null; modprobe dm-mod 2>/dev/null; modprobe dm-delay 2>/dev/null
-            truncate -s 256M /tmp/slow.img && loop=$(losetup -f --show /tmp/slow.img) && mkfs.ext4 -q "$loop" || exit 1
-            sectors=$(blockdev --getsz "$loop")
-            dmsetup create obscura-slow --table "0 $sectors linear $loop 0" || exit 1
-            mkdir -p /mnt/slow && mount /dev/mapper/obscura-slow /mnt/slow || exit 1
-            rm -rf /tmp/svc; mkdir -p /tmp/svc
-            cat > /tmp/svc/obscura.toml <<'T'
-            board = "virtual"
-            [recording]
-            folder = "/mnt/slow/rec"
-            partial_folder = "/mnt/slow/incoming"
-            size = "160x120"
-            segment_seconds = 0
-            fragment_seconds = 0.5
-            min_free_space_mb = 16
-            [photo]
-            folder = "/tmp/svc/photos"
-            [control]
-            socket = "/tmp/svc/control.sock"
-            T
-            o=.build/debug/obscura
-            $o run --config /tmp/svc/obscura.toml > /tmp/svc/log 2>&1 &
-            p=$!
-            said() { grep -q "$1" /tmp/svc/log; }
-            wait_for 120 "the service to be ready" said ready
+            \(Self.serviceOnCard)
             now() { date +%s%N; }
             # gpio-sim's sysfs node for a line (as board/virtual/gpio-sim finds it).
             node() {
@@ -71,27 +79,23 @@ extension VirtualBoardTests {
             measure free
             gpio-sim press record-button; sleep 0.15; gpio-sim release record-button
             wait_for 120 "the recording's first packets" said "obscura: encoder "
-            # (--noudevsync: no udev on this board to wait for; --nolockfs: the
-            # swap does not wait for the filesystem to be frozen.)
-            swap() { dmsetup load obscura-slow --table "0 $sectors $1" && dmsetup resume --noudevsync --nolockfs obscura-slow; }
-            swap "delay $loop 0 10000" && echo "card=slow"
+            dm-card delay obscura-card 10000 && echo "card=slow"
             # The proof that the card blocks: a sync of its filesystem, beside
             # the measures, takes the delay's 10 s and more.
-            ( a=$(now); sync -f /mnt/slow/rec; b=$(now); echo "probe-sync-ms=$(( (b - a) / 1000000 ))" > /tmp/svc/probe ) &
+            ( a=$(now); sync -f /mnt/card/rec; b=$(now); echo "probe-sync-ms=$(( (b - a) / 1000000 ))" > /tmp/svc/probe ) &
             probe=$!
             sleep 1
             measure blocked
             kill -0 $probe 2>/dev/null && echo "probe-running-after-measures=yes" || echo "probe-running-after-measures=no"
             wait $probe; cat /tmp/svc/probe
-            swap "linear $loop 0" && echo "card=fast"
+            dm-card linear obscura-card && echo "card=fast"
             gpio-sim press record-button; sleep 0.15; gpio-sim release record-button
             wait_for 180 "the recording to finish" said "recording finished"
             kill -TERM $p; wait $p
             grep -E "waited|answers again|recording finished|error" /tmp/svc/log | sed 's/^/log: /'
-            for f in /mnt/slow/rec/*.mp4; do
+            for f in /mnt/card/rec/*.mp4; do
                 echo "frames=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
             done
-            umount /mnt/slow; dmsetup remove --noudevsync obscura-slow; losetup -d $loop
             """, timeout: 600)
         let out = result.stdout
         let lines = out.split(separator: "\n").map(String.init)
@@ -127,40 +131,11 @@ extension VirtualBoardTests {
     /// the service goes on.
     @Test func aStorageThatFailsItsSyncsIsAStorageFailureOfTheService() throws {
         let result = try VirtualBoard.run("""
-            export PATH=$PATH:$(pwd)/board/virtual
-            . board/virtual/waiting.sh
-            modprobe loop 2>/dev/null; modprobe dm-mod 2>/dev/null
-            truncate -s 256M /tmp/card.img && loop=$(losetup -f --show /tmp/card.img) && mkfs.ext4 -q "$loop" || exit 1
-            sectors=$(blockdev --getsz "$loop")
-            dmsetup create obscura-card --table "0 $sectors linear $loop 0" || exit 1
-            mkdir -p /mnt/card && mount /dev/mapper/obscura-card /mnt/card || exit 1
-            rm -rf /tmp/svc; mkdir -p /tmp/svc
-            cat > /tmp/svc/obscura.toml <<'T'
-            board = "virtual"
-            [recording]
-            folder = "/mnt/card/rec"
-            partial_folder = "/mnt/card/incoming"
-            size = "160x120"
-            segment_seconds = 0
-            fragment_seconds = 0.5
-            min_free_space_mb = 16
-            [photo]
-            folder = "/tmp/svc/photos"
-            [control]
-            socket = "/tmp/svc/control.sock"
-            [metrics]
-            file = "/tmp/svc/obscura.prom"
-            interval_seconds = 1
-            T
-            o=.build/debug/obscura
-            $o run --config /tmp/svc/obscura.toml > /tmp/svc/log 2>&1 &
-            p=$!
-            said() { grep -q "$1" /tmp/svc/log; }
-            wait_for 120 "the service to be ready" said ready
+            \(Self.serviceOnCard)
             $o ctl --socket /tmp/svc/control.sock record start
             grown() { [ "$(cat /mnt/card/incoming/*.partial 2>/dev/null | wc -c)" -gt 20000 ]; }
             wait_for 120 "the recording to have fragments on the card" grown
-            dmsetup load obscura-card --table "0 $sectors error" && dmsetup resume --noudevsync --nolockfs obscura-card && echo "card=dead"
+            dm-card error obscura-card && echo "card=dead"
             wait_for 120 "the recording to end" said "storage failed"
             counted() { grep -q 'obscura_errors_total{reason="storage"} [1-9]' /tmp/svc/obscura.prom; }
             wait_for 30 "the metrics to count it" counted
@@ -178,6 +153,7 @@ extension VirtualBoardTests {
         #expect(lines.contains { $0.hasPrefix("metric: obscura_errors_total{reason=\"storage\"} ") && !$0.hasSuffix(" 0") }, "the metrics count it: \(out)")
         #expect(lines.contains { $0.hasPrefix("metric: obscura_last_error_timestamp_seconds{reason=\"storage\"}") }, "\(out)")
         #expect(lines.contains("alive=yes"), "the service goes on: \(out)")
+        print("BlockingStorageBoardTests: \(lines.first { $0.hasPrefix("log: ") && $0.contains("storage failed") } ?? "no storage failure said")")
     }
 }
 }

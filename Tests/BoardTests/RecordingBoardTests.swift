@@ -39,17 +39,13 @@ extension VirtualBoardTests {
         let result = try VirtualBoard.run("""
             export PATH=$PATH:$(pwd)/board/virtual
             . board/virtual/waiting.sh
-            modprobe loop 2>/dev/null; modprobe dm-mod 2>/dev/null
-            truncate -s 128M /tmp/card.img && loop=$(losetup -f --show /tmp/card.img) && mkfs.ext4 -q "$loop" || exit 1
-            sectors=$(blockdev --getsz "$loop")
-            dmsetup create obscura-card --table "0 $sectors linear $loop 0" || exit 1
-            mkdir -p /mnt/card && mount /dev/mapper/obscura-card /mnt/card || exit 1
+            dm-card make obscura-card /mnt/card 128 || exit 1
             \(obscura) record --camera synthetic --size 640x480 --duration 120 --fragment 0.5 --output /mnt/card/rec.mp4 > /tmp/rec.out 2>&1 &
             pid=$!
             grown() { [ "$(stat -c %s /mnt/card/rec.mp4.partial 2>/dev/null || echo 0)" -gt 200000 ]; }
             wait_for 120 "the recording to have fragments on the card" grown
             read -r cut _ < /proc/uptime
-            dmsetup load obscura-card --table "0 $sectors error" && dmsetup resume obscura-card && echo "card=dead"
+            dm-card error obscura-card && echo "card=dead"
             ended() { ! kill -0 $pid 2>/dev/null; }
             wait_for 120 "the recording to end" ended
             read -r end _ < /proc/uptime

@@ -6,6 +6,7 @@ import TestSupport
 @testable import ObscuraCapture
 @testable import ObscuraTestPattern
 @testable import ObscuraEncoding
+@testable import ObscuraConversion
 @testable import ObscuraMedia
 import ObscuraMuxing
 @testable import ObscuraRecording

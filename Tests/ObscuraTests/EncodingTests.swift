@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import ObscuraEncoding
+@testable import ObscuraConversion
 @testable import ObscuraMedia
 @testable import ObscuraMuxing
 

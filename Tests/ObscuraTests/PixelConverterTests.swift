@@ -2,6 +2,7 @@ import CFFmpeg
 import Foundation
 import Testing
 @testable import ObscuraEncoding
+@testable import ObscuraConversion
 @testable import ObscuraMedia
 #if canImport(Glibc)
 import Glibc

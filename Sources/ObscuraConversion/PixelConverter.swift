@@ -95,7 +95,7 @@ public final class FrameConverter: Sendable {
 
     /// `size` scales the frames too (nil: they keep theirs).
     public init(to destination: PixelFormat, size: PixelSize? = nil, copies: CopyCounter) throws {
-        guard destination.info?.ffmpegName != nil else { throw EncoderError.unsupportedInput(destination) }
+        guard destination.info?.ffmpegName != nil else { throw ConversionError.unknownFormat(destination) }
         self.destination = destination
         self.outputSize = size
         self.copies = copies
@@ -108,7 +108,7 @@ public final class FrameConverter: Sendable {
         let owner = try cache.withLock { cache in
             if cache == nil || cache!.source != frame.format || cache!.size != frame.size {
                 guard let s = frame.format.info?.ffmpegName, let d = destination.info?.ffmpegName else {
-                    throw EncoderError.unsupportedInput(frame.format)
+                    throw ConversionError.unknownFormat(frame.format)
                 }
                 cache = (try PixelConverter(from: av_get_pix_fmt(s), to: av_get_pix_fmt(d), size: frame.size, outputSize: size,
                                             copies: copies), frame.format, frame.size)
