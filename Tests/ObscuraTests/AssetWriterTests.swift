@@ -79,10 +79,9 @@ private func scratch(_ name: String) -> String { scratchPath("writer", name) }
         output.setDelegate(collector, queue: queue)
         let session = try dataSession(output)
         try session.startRunning()
-        try await Task.sleep(for: .milliseconds(600))
+        #expect(await waitUntil { collector.count.withLock { $0 } >= 10 }, "ten frames reached the delegate")
         try session.stopRunning()
         output.setDelegate(nil, queue: queue)
-        #expect(collector.count.withLock { $0 } >= 10)
         #expect(collector.onQueue.withLock { $0 })
     }
 }
@@ -176,10 +175,7 @@ private func scratch(_ name: String) -> String { scratchPath("writer", name) }
                 #expect(input.append(stamped))
             }
         }
-        let deadline = ContinuousClock.now + .seconds(30)
-        while next.withLock({ $0 }) <= 90, writer.status == .writing, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        _ = await waitUntil { next.withLock({ $0 }) > 90 || writer.status != .writing }
         await writer.finishWriting()
         #expect(writer.status == .completed, "\(writer.error ?? "")")
         let video = try ProbedVideo.read(file)
@@ -239,7 +235,7 @@ private func scratch(_ name: String) -> String { scratchPath("writer", name) }
         var i = 0
         while i < frames {
             if !input.isReadyForMoreMediaData {
-                try await Task.sleep(for: .microseconds(200))
+                _ = await waitUntil(every: .microseconds(200)) { input.isReadyForMoreMediaData }
                 continue
             }
             // 29.97 fps from a clock that is not the encoder's, ±1 ms of jitter.

@@ -1,6 +1,7 @@
 import Foundation
 import struct Synchronization.Atomic
 import Testing
+import TestSupport
 import ObscuraCamera
 @testable import ObscuraCapture
 @testable import ObscuraTestPattern
@@ -278,8 +279,7 @@ private func session(_ camera: SyntheticCamera, outputs: [VideoDataOutput], pres
         try s.startRunning()
         _ = try await take(2, from: output)
         camera.setConnected(false)
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(s.isInterrupted)
+        #expect(await waitUntil { s.isInterrupted })
         camera.setConnected(true)
         _ = try await take(2, from: output) // frames flow again by themselves
         #expect(s.isRunning)
@@ -319,7 +319,7 @@ private func session(_ camera: SyntheticCamera, outputs: [VideoDataOutput], pres
             if held.count == 3 { break }
         }
         // From when its queue is full, every buffer is held.
-        while stuck.queue.count < stuck.queue.capacity { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(await waitUntil { stuck.queue.count >= stuck.queue.capacity })
         let frames = try await take(6, from: other, timeout: .seconds(30))
         #expect(frames.count == 6)
         #expect(s.framesFreedFromStalledOutputs > 0)

@@ -72,11 +72,8 @@ import TestSupport
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let service = try PatternService(in: folder)
         defer { service.process.terminate(); service.process.waitUntilExit() }
-        let deadline = ContinuousClock.now + .seconds(60)
-        while !FileManager.default.fileExists(atPath: service.socket), ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        try #require(FileManager.default.fileExists(atPath: service.socket), "the service made no control socket within 60 s")
+        try #require(await waitUntil(within: .seconds(60)) { FileManager.default.fileExists(atPath: service.socket) },
+                     "the service made no control socket within 60 s")
         try check("$O status --socket \(service.socket)", in: folder)
         try check("$O ctl --socket \(service.socket) status", in: folder)
     }

@@ -52,7 +52,7 @@ private final class RawClient {
             try JSONDecoder().decode(ServiceStatus.self, from: Data(try ControlServer.send("status", to: socketPath).utf8))
         }
         // Ready once the socket answers (it exists a moment before it listens).
-        for _ in 0..<200 where (try? status()) == nil { usleep(50_000) }
+        _ = waitUntilBlocking(within: .seconds(10), every: .milliseconds(50)) { (try? status()) != nil }
         #expect(try ControlServer.send("record start", to: socketPath).contains("\"ok\":true"))
 
         // Clients that hang up before reading their reply (SIGPIPE before).
@@ -94,9 +94,9 @@ private final class RawClient {
         // Still recording, the file still growing, the process alive.
         let before = try status().bytes
         var after = before
-        for _ in 0..<100 where after <= before {
-            usleep(100_000)
+        _ = try waitUntilBlocking(within: .seconds(10), every: .milliseconds(100)) {
             after = try status().bytes
+            return after > before
         }
         #expect(after > before, "the recording stopped growing at \(before) bytes")
         #expect(try ControlServer.send("record stop", to: socketPath).contains("\"ok\":true"))

@@ -158,9 +158,9 @@ import TestSupport
         // Killed once the file holds a few sealed chunks (several fragments).
         let partial = file + ".partial"
         var size = 0
-        for _ in 0..<600 where size < 6 * 65_552 {
+        _ = waitUntilBlocking(every: .milliseconds(50)) {
             size = (try? FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int) ?? 0
-            usleep(50_000)
+            return size >= 6 * 65_552
         }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()

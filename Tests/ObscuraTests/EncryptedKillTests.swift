@@ -234,9 +234,9 @@ import TestSupport
         try process.run()
         // Polled, not timed: the second frame's time stored, then the kill at once.
         var stored = 0
-        for _ in 0..<60_000 where process.isRunning && stored < 2 {
+        _ = waitUntilBlocking(every: .microseconds(500)) {
             stored = ((try? String(contentsOfFile: stamps, encoding: .utf8)) ?? "").split(separator: "\n").filter { !$0.hasPrefix("#") }.count
-            if stored < 2 { usleep(500) }
+            return stored >= 2 || !process.isRunning
         }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Testing
+import TestSupport
 import ObscuraCapture
 @testable import ObscuraService
 import ObscuraSystem
@@ -51,12 +52,7 @@ private struct Holdings: CustomStringConvertible {
                 for await _ in events {}
                 ended.withLock { $0 += 1 }
             }
-            let deadline = ContinuousClock.now + .seconds(30)
-            while opened.session.deliveredFrameCount == 0 {
-                #expect(ContinuousClock.now < deadline, "no frame from the test pattern within 30 s")
-                if ContinuousClock.now >= deadline { break }
-                try await Task.sleep(for: .milliseconds(5))
-            }
+            #expect(await waitUntil(every: .milliseconds(5)) { opened.session.deliveredFrameCount > 0 }, "no frame from the test pattern within 30 s")
             try opened.session.stopRunning()
         }
 
@@ -67,9 +63,7 @@ private struct Holdings: CustomStringConvertible {
         // Every session is gone: its streams finished, so each loop ends.
         // (Counted rather than awaited: a loop that never ends must fail
         // the test, not hang it.)
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ended.withLock({ $0 }) < 100, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(ended.withLock { $0 } == 100, "the loops following the sessions' events did not all end when the sessions went")
+        #expect(await waitUntil(within: .seconds(60)) { ended.withLock { $0 } == 100 }, "the loops following the sessions' events did not all end when the sessions went")
         let after = Holdings.now()
         print("after 5 opens: \(before); after 100 more: \(after)")
         #expect(after.fds == before.fds)

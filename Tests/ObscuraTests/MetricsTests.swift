@@ -153,17 +153,16 @@ import TestSupport
         let service = try PatternService(in: dir.path, metrics: metrics)
         let process = service.process, err = service.standardError
         defer { if process.isRunning { process.terminate() } }
-        for _ in 0..<100 where !FileManager.default.fileExists(atPath: service.socket) { usleep(100_000) }
+        _ = waitUntilBlocking { FileManager.default.fileExists(atPath: service.socket) }
         let start = try runProgram(obscura, ["ctl", "--socket", service.socket, "record", "start"])
         #expect(start.status == 0, "\(start.stdout)\(start.stderr)")
         // Until the file shows frames (written every second here).
         var text = ""
         var status = ServiceStatus()
-        for _ in 0..<100 {
-            usleep(100_000)
+        _ = try waitUntilBlocking(every: .milliseconds(100)) {
             status = try JSONDecoder().decode(ServiceStatus.self, from: Data(try ControlServer.send("status", to: service.socket).utf8))
             text = (try? String(contentsOfFile: metrics, encoding: .utf8)) ?? ""
-            if status.frames > 30, !writable || (Self.sample("obscura_recording_frames", in: text) ?? 0) > 30 { break }
+            return status.frames > 30 && (!writable || (Self.sample("obscura_recording_frames", in: text) ?? 0) > 30)
         }
         let stop = try runProgram(obscura, ["ctl", "--socket", service.socket, "record", "stop"])
         #expect(stop.status == 0)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 @testable import ObscuraCapture
 @testable import ObscuraTestPattern
 
@@ -20,4 +21,13 @@ func scratchPath(_ kind: String, _ name: String) -> String {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-\(kind)-\(getpid())")
     try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     return dir.appendingPathComponent(name).path
+}
+
+extension CaptureSession {
+    /// Waits until the camera has delivered `count` more frames than now:
+    /// a stretch of recording measured in the camera's frames, not in time.
+    func delivers(_ count: Int) async -> Bool {
+        let base = deliveredFrameCount
+        return await waitUntil(within: .seconds(60)) { self.deliveredFrameCount >= base + count }
+    }
 }

@@ -39,7 +39,7 @@ private final class Recorder: PhotoCaptureDelegate, @unchecked Sendable {
         output.rotation = 90
         let session = try photoSession(output, format: format)
         try session.startRunning()
-        try await Task.sleep(for: .milliseconds(200))
+        _ = await waitUntil { session.deliveredFrameCount >= 6 }  // the zero-lag ring has frames
         let photos = try await output.capturePhoto(with: PhotoSettings(jpegQuality: 85, thumbnailSize: PixelSize(width: 160, height: 120)))
         try session.stopRunning()
         let photo = try #require(photos.first)
@@ -74,7 +74,7 @@ private final class Recorder: PhotoCaptureDelegate, @unchecked Sendable {
         let output = PhotoOutput()
         let session = try photoSession(output, format: .nv12)
         try session.startRunning()
-        try await Task.sleep(for: .milliseconds(200))
+        _ = await waitUntil { session.deliveredFrameCount >= 6 }  // the zero-lag ring has frames
         var settings = PhotoSettings(jpegQuality: 95)
         var caption = OverlaySettings()
         caption.text = "Gate 3"
@@ -98,7 +98,7 @@ private final class Recorder: PhotoCaptureDelegate, @unchecked Sendable {
         let output = PhotoOutput()
         let session = try photoSession(output)
         try session.startRunning()
-        try await Task.sleep(for: .milliseconds(200))
+        _ = await waitUntil { session.deliveredFrameCount >= 6 }  // the zero-lag ring has frames
         for _ in 0..<5 {
             let recorder = Recorder()
             await output.capturePhoto(with: PhotoSettings(), delegate: recorder)

@@ -38,11 +38,7 @@ private func path(_ name: String) -> String { scratchPath("recording", name) }
         #expect(output.storageWait == nil)
         let events = try output.startRecording(to: file)
         try session.startRunning()
-        let clock = ContinuousClock()
-        let start = clock.now
-        while (output.storageWait ?? .zero) < .milliseconds(500), clock.now - start < .seconds(30) {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        _ = await waitUntil(every: .milliseconds(20)) { (output.storageWait ?? .zero) >= .milliseconds(500) }
         let held = try #require(output.storageWait, "the recording never entered a storage call")
         #expect(held >= .milliseconds(500))
         // A reader lets the open return; it drains what comes until the end.
@@ -107,7 +103,7 @@ private func path(_ name: String) -> String { scratchPath("recording", name) }
         let file = path("session.mp4")
         let events = try output.startRecording(to: file)
         try session.startRunning()
-        try await Task.sleep(for: .seconds(1))
+        #expect(await session.delivers(30))
         try session.stopRunning()
         let (reason, progress) = try #require(await finish(events))
         #expect(reason == .sessionStopped)
@@ -122,7 +118,7 @@ private func path(_ name: String) -> String { scratchPath("recording", name) }
         let events = try output.startRecording(to: file)
         #expect(throws: RecordingError.alreadyRecording) { _ = try output.startRecording(to: path("other.mp4")) }
         try session.startRunning()
-        try await Task.sleep(for: .milliseconds(700))
+        #expect(await session.delivers(21))
         output.stopRecording()
         let (reason, _) = try #require(await finish(events))
         #expect(reason == .stopped)
@@ -130,7 +126,7 @@ private func path(_ name: String) -> String { scratchPath("recording", name) }
         #expect(try ProbedVideo.read(file).frameCount > 5)
         // The output records again, its counts starting afresh.
         let again = try output.startRecording(to: path("again.mp4"))
-        try await Task.sleep(for: .milliseconds(500))
+        #expect(await session.delivers(15))
         output.stopRecording()
         let (secondReason, second) = try #require(await finish(again))
         #expect(secondReason == .stopped)
@@ -147,14 +143,14 @@ private func path(_ name: String) -> String { scratchPath("recording", name) }
         try session.startRunning()
         let clock = ContinuousClock()
         let started = clock.now
-        try await Task.sleep(for: .milliseconds(800))
+        #expect(await session.delivers(24))
         output.pauseRecording()
         let paused = clock.now
         #expect(output.isRecordingPaused)
-        try await Task.sleep(for: .seconds(1))
+        #expect(await session.delivers(30))
         output.resumeRecording()
         let resumed = clock.now
-        try await Task.sleep(for: .milliseconds(800))
+        #expect(await session.delivers(24))
         output.stopRecording()
         let stopped = clock.now
         let expected = (started.duration(to: stopped) - paused.duration(to: resumed)).seconds
@@ -237,7 +233,8 @@ private func path(_ name: String) -> String { scratchPath("recording", name) }
         let session = try recordingSession(output)
         try output.armPreRecording(duration: .seconds(2))
         try session.startRunning()
-        try await Task.sleep(for: .milliseconds(3600))
+        // Until the buffer holds its two seconds (and a little).
+        #expect(await waitUntil(within: .seconds(60)) { output.preRecordStatus.held >= .milliseconds(2100) })
         let status = output.preRecordStatus
         // Two seconds plus at most one group of pictures (30 frames: a second,
         // longer when a loaded machine makes the camera skip frames).
@@ -269,7 +266,7 @@ private func path(_ name: String) -> String { scratchPath("recording", name) }
         }
 
         // Still armed: a second recording also gets its pre-roll.
-        try await Task.sleep(for: .milliseconds(2500))
+        #expect(await waitUntil(within: .seconds(60)) { output.preRecordStatus.held >= .milliseconds(2100) })
         let second = try output.startRecording(to: path("prerecord-2.mp4"))
         let (_, again) = try #require(await finish(second))
         #expect(again.preRoll >= .seconds(2))
@@ -294,7 +291,7 @@ private func path(_ name: String) -> String { scratchPath("recording", name) }
         let file = path("lost.mp4")
         let events = try output.startRecording(to: file)
         try session.startRunning()
-        try await Task.sleep(for: .seconds(1))
+        #expect(await session.delivers(30))
         camera.setConnected(false)
         let (reason, progress) = try #require(await finish(events))
         #expect(reason == .cameraLost)

@@ -321,17 +321,19 @@ private func write(_ text: String, _ name: String) -> String {
         let process = service.process, err = service.standardError
         defer { if process.isRunning { process.terminate() } }
         let socket = "\(dir.path)/control.sock"
-        for _ in 0..<100 where !FileManager.default.fileExists(atPath: socket) { usleep(100_000) }
+        _ = waitUntilBlocking { FileManager.default.fileExists(atPath: socket) }
         let start = try runProgram(obscura, ["ctl", "--socket", socket, "record", "start"])
         #expect(start.status == 0, "\(start.stdout)\(start.stderr)")
-        usleep(3_000_000)
+        // Three seconds of the camera's frames, by the recording's own count.
+        _ = try waitUntilBlocking(within: .seconds(60), every: .milliseconds(100)) {
+            try JSONDecoder().decode(ServiceStatus.self, from: Data(try ControlServer.send("status", to: socket).utf8)).frames >= Int(expected * 3)
+        }
         let stop = try runProgram(obscura, ["ctl", "--socket", socket, "record", "stop"])
         #expect(stop.status == 0, "\(stop.stdout)\(stop.stderr)")
         var files: [String] = []
-        for _ in 0..<100 {
+        _ = waitUntilBlocking(every: .milliseconds(100)) {
             files = ((try? FileManager.default.contentsOfDirectory(atPath: "\(dir.path)/rec")) ?? []).sorted()
-            if files.contains(where: { $0.hasSuffix(".sha256") }) { break }
-            usleep(100_000)
+            return files.contains { $0.hasSuffix(".sha256") }
         }
         process.terminate()
         process.waitUntilExit()
