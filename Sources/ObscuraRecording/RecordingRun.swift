@@ -24,6 +24,8 @@ import ObscuraSystem
 final class RecordingRun {
     private let output: MovieFileOutput
     private let path: String
+    /// The recording's folder, for the free-space check.
+    private let directory: String
     private let settings: MovieSettings
     private let carry: MovieFileOutput.Carry?
     private let events: AsyncStream<RecordingEvent>.Continuation
@@ -67,6 +69,7 @@ final class RecordingRun {
          carry: MovieFileOutput.Carry?, events: AsyncStream<RecordingEvent>.Continuation) {
         self.output = output
         self.path = path
+        directory = (path as NSString).deletingLastPathComponent
         self.settings = settings
         self.carry = carry
         self.events = events
@@ -248,7 +251,6 @@ final class RecordingRun {
         progress.duration = .microseconds(pts - sink.fileBase)
         progress.bytes = sink.bytes
         if let max = output.maxRecordedFileSize, progress.bytes >= max { return .maximumFileSizeReached }
-        let directory = (path as NSString).deletingLastPathComponent
         if sink.frames % 15 == 0, let free = output.onStorage({ MovieFileOutput.freeSpace(directory) }), free < output.minFreeDiskSpace {
             return .diskFull
         }
