@@ -90,7 +90,7 @@ let package = Package(
             logging,
         ]),
 
-        .target(name: "TestSupport", dependencies: ["ObscuraOverlay"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["ObscuraOverlay", "ObscuraSystem"], path: "Tests/TestSupport"),
         .testTarget(name: "ObscuraTests", dependencies: [
             "TestSupport", "ObscuraSystem", "ObscuraCapture", "ObscuraConversion", "ObscuraTestPattern", "ObscuraRecording", "ObscuraMedia", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraService", "ObscuraPhoto", "ObscuraPreview", "ObscuraRetrieval", "ObscuraAudio", "ObscuraAge", "ObscuraOverlay",
             logging,

@@ -121,7 +121,14 @@ public final class CaptureSession: @unchecked Sendable {
     /// Log lines (adjustments, queue capacities) for whoever wants them.
     public let log: @Sendable (String) -> Void
 
-    public init(log: @escaping @Sendable (String) -> Void = { _ in }) { self.log = log }
+    /// `clock`: the time the stall watchdog judges the silence since the
+    /// last frame by (a test's own, moved on by hand).
+    public init(log: @escaping @Sendable (String) -> Void = { _ in }, clock: any WaitingClock = SystemWaitingClock()) {
+        self.log = log
+        self.clock = clock
+    }
+
+    private let clock: any WaitingClock
 
     /// The session's event streams end with it (and the loops that follow
     /// them), its watchdog and its watch on the camera's availability too.
@@ -456,7 +463,7 @@ public final class CaptureSession: @unchecked Sendable {
         for c in connections { c.output.queue.reopen() }
         let run = generation.add(1, ordering: .relaxed).newValue
         failures.store(0, ordering: .relaxed)
-        lastFrame.store(Self.now(), ordering: .relaxed)
+        lastFrame.store(clock.nanoseconds, ordering: .relaxed)
         settlingFrames.store(Self.framesToSettle, ordering: .relaxed)
         recentLongestGap.store(0, ordering: .relaxed)
         try device.source.start(handler: { [weak self] frame in
@@ -471,7 +478,7 @@ public final class CaptureSession: @unchecked Sendable {
         guard item.stream == 0 else { return }
         delivered.add(1, ordering: .relaxed)
         failures.store(0, ordering: .relaxed)
-        let now = Self.now()
+        let now = clock.nanoseconds
         let gap = now &- lastFrame.exchange(now, ordering: .relaxed)
         let (targets, interrupted) = lock.withLock { _ in (_connections.filter(\.isEnabled), _state == .interrupted) }
         if settlingFrames.load(ordering: .relaxed) > 0 {
@@ -529,7 +536,7 @@ public final class CaptureSession: @unchecked Sendable {
         timer.setEventHandler { [weak self] in
             guard let self, self.state == .running else { return }
             let limit = self.currentStallLimit
-            let silent = Self.now() &- self.lastFrame.load(ordering: .relaxed)
+            let silent = clock.nanoseconds &- self.lastFrame.load(ordering: .relaxed)
             guard silent > UInt64(limit.seconds * 1e9) else { return }
             if self.freeBuffersHeldByOutputs() { return }
             self.interrupt(.noFrames, silentFor: limit)
@@ -538,7 +545,14 @@ public final class CaptureSession: @unchecked Sendable {
         timer.resume()
     }
 
-    static func now() -> UInt64 { Syscalls.monotonicNanoseconds() }
+    /// `body` on the work queue once `delay` has passed on the session's
+    /// clock, if the session is still there.
+    private func after(_ delay: Duration, _ body: @escaping @Sendable (CaptureSession) -> Void) {
+        Task { [weak self, clock] in
+            try? await clock.sleep(for: delay)
+            self?.work.async { [weak self] in if let self { body(self) } }
+        }
+    }
 
     /// On the work queue, when the camera has been silent for the stall
     /// limit: an output that stopped taking its frames (its consumer blocked,
@@ -551,7 +565,7 @@ public final class CaptureSession: @unchecked Sendable {
         var freed = 0
         for c in connections { freed += c.output.queue.dropQueued() }
         guard freed > 0 else { return false }
-        lastFrame.store(Self.now(), ordering: .relaxed)
+        lastFrame.store(clock.nanoseconds, ordering: .relaxed)
         queuedFramesFreed.add(freed, ordering: .relaxed)
         return true
     }
@@ -594,7 +608,7 @@ public final class CaptureSession: @unchecked Sendable {
         emit(.runtimeError(what))
         emit(.wasInterrupted(reason))
         if reason != .deviceUnavailable {
-            work.asyncAfter(deadline: .now() + 1) { [weak self] in self?.abandonIfStillSilent() }
+            after(.seconds(1)) { $0.abandonIfStillSilent() }
         }
     }
 
@@ -611,7 +625,7 @@ public final class CaptureSession: @unchecked Sendable {
                 toldStillThere = true
                 log("the camera is silent but its device is still there: waiting for its frames")
             }
-            work.asyncAfter(deadline: .now() + 1) { [weak self] in self?.abandonIfStillSilent() }
+            after(.seconds(1)) { $0.abandonIfStillSilent() }
             return
         }
         toldStillThere = false
@@ -620,7 +634,7 @@ public final class CaptureSession: @unchecked Sendable {
         device.stopped()
         for c in connections { c.output.cameraLost() }
         lock.withLock { _ in availabilityClosed = true }
-        if listed { resume() } else { work.asyncAfter(deadline: .now() + 0.5) { [weak self] in self?.lookForReturn() } }
+        if listed { resume() } else { after(.milliseconds(500)) { $0.lookForReturn() } }
     }
 
     /// On the work queue, every half second while an abandoned camera is
@@ -631,12 +645,12 @@ public final class CaptureSession: @unchecked Sendable {
         guard let device = lock.withLock({ _ -> CaptureDevice? in
             _state == .interrupted && availabilityClosed ? _input?.device : nil
         }) else { return }
-        let started = ContinuousClock.now
+        let started = clock.now
         if device.source.abandonAndRecover() {
-            log(String(format: "the camera is listed again (its backend started afresh in %.2f s)", (ContinuousClock.now - started).seconds))
+            log(String(format: "the camera is listed again (its backend started afresh in %.2f s)", (clock.now - started).seconds))
             resume()
         } else {
-            work.asyncAfter(deadline: .now() + 0.5) { [weak self] in self?.lookForReturn() }
+            after(.milliseconds(500)) { $0.lookForReturn() }
         }
     }
 

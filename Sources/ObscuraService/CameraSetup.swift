@@ -25,6 +25,8 @@ struct CameraSetup: Sendable {
     let logger: Logger
     /// The capture stack's own notes.
     let log: @Sendable (String) -> Void
+    /// The time the session judges the camera's silence by.
+    let clock: any WaitingClock
 
     /// What `open` made.
     struct Opened: Sendable {
@@ -46,7 +48,7 @@ struct CameraSetup: Sendable {
     /// display is opened once).
     func open(flash: GPIOFlash?, preview: Mutex<PreviewOutput?>) throws -> Opened {
         let device = try chooseDevice()
-        let session = CaptureSession(log: log)
+        let session = CaptureSession(log: log, clock: clock)
         let movie = MovieFileOutput()
         let photo = PhotoOutput()
         photo.flash = flash

@@ -69,6 +69,8 @@ public actor RecorderService {
     /// The file thread (hashing, photos, scans, metrics) and the camera's.
     let fileWork: ThreadExecutor
     let cameraWork: ThreadExecutor
+    /// The time the coordinator's waits and measures are on (a test's own).
+    let clock: any WaitingClock
 
     var state = State.starting
     var status = ServiceStatus()
@@ -94,7 +96,7 @@ public actor RecorderService {
     /// What recordings finished since the start hold (the one in progress is in `status`).
     var finishedTotals = (frames: 0, bytes: 0, dropped: 0, skipped: 0)
     let metricsFile: MetricsFile?
-    var metricsWritten = ContinuousClock.now - .seconds(3600)
+    var metricsWritten: ContinuousClock.Instant?
     /// Whether the system clock is known to be right: until then files get
     /// boot-relative names (`FileNames`).
     var clockSynchronized = SystemClock.isSynchronized
@@ -102,18 +104,23 @@ public actor RecorderService {
     /// How long a lost camera's session waits for it before the service
     /// drops the session and opens the camera afresh.
     let cameraGiveUp: Duration = .seconds(20)
+    /// How often a new recording is tried while the encoder is down.
+    static let encoderRetryInterval: Duration = .milliseconds(500)
 
     /// Throws when a thread of its own cannot be made (never a silent
     /// fallback to Swift's pool).
-    public init(configuration: ServiceConfiguration, profile: BoardProfile, logger: Logger) throws {
+    public init(configuration: ServiceConfiguration, profile: BoardProfile, logger: Logger,
+                clock: any WaitingClock = SystemWaitingClock()) throws {
         self.configuration = configuration
+        self.clock = clock
         self.profile = profile
         self.logger = logger
         fileWork = try ThreadExecutor(name: "obscura-files")
         cameraWork = try ThreadExecutor(name: "obscura-camera")
         storage = StorageTargets(configuration: configuration, logger: logger, fileWork: fileWork,
-                                 driveWork: try ThreadExecutor(name: "obscura-drive"))
-        camera = CameraSetup(configuration: configuration, profile: profile, logger: logger, log: Self.infoLines(logger))
+                                 driveWork: try ThreadExecutor(name: "obscura-drive"), clock: clock)
+        camera = CameraSetup(configuration: configuration, profile: profile, logger: logger, log: Self.infoLines(logger),
+                             clock: clock)
         status.board = profile.name
         status.preRecordSeconds = configuration.preRecordSeconds
         metricsFile = configuration.metricsFile.isEmpty ? nil : MetricsFile(path: configuration.metricsFile)
@@ -237,7 +244,7 @@ public actor RecorderService {
 
     public func currentStatus() -> ServiceStatus {
         status.snapshot(state: state.rawValue, file: recording?.file,
-                        elapsedSeconds: recording.map { (ContinuousClock.now - $0.started).seconds } ?? 0,
+                        elapsedSeconds: recording.map { (clock.now - $0.started).seconds } ?? 0,
                         finished: finishedTotals, preview: preview.withLock { $0.map { "\($0.status)" } })
     }
 

@@ -73,7 +73,7 @@ extension RecorderService {
         switch event {
         case .wasInterrupted(let why):
             logger.warning("camera interrupted: \(why.rawValue)")
-            outages.cameraLost(at: .now)
+            outages.cameraLost(at: clock.now)
         case .interruptionEnded:
             cameraRestarted()
             if state == .error, status.lastError?.hasPrefix("camera") == true { enter(.idle) }
@@ -86,7 +86,7 @@ extension RecorderService {
     /// The camera delivers again after an interruption or a loss: one restart
     /// of the camera stage, and the time it had none.
     func cameraRestarted() {
-        let gap = outages.cameraBack(at: .now).seconds
+        let gap = outages.cameraBack(at: clock.now).seconds
         status.stageRestarts["camera", default: 0] += 1
         status.stageGapSeconds["camera", default: 0] += gap
         logger.notice("camera back after \(String(format: "%.1f", gap)) s without frames")

@@ -24,7 +24,7 @@ extension RecorderService {
     func housekeeping() async {
         let interval = notifier.watchdogInterval.map { min($0, .seconds(2)) } ?? .seconds(2)
         while !stopping {
-            try? await Task.sleep(for: interval)
+            try? await clock.sleep(for: interval)
             if stopping { break }
             await reviveCamera()
             await keepAlive()
@@ -41,7 +41,7 @@ extension RecorderService {
     /// A camera gone for `cameraGiveUp` is opened afresh; out of the error
     /// state once a camera is there and the card has room.
     func reviveCamera() async {
-        if let since = outages.cameraSince, opened?.session.isInterrupted == true, ContinuousClock.now - since > cameraGiveUp {
+        if let since = outages.cameraSince, opened?.session.isInterrupted == true, clock.now - since > cameraGiveUp {
             logger.warning("the camera has been gone for \(cameraGiveUp): opening it afresh")
             await dropCamera()
             if state != .error { fail("camera lost", reason: .camera) }
@@ -70,7 +70,7 @@ extension RecorderService {
         }
         let waiting = waitingOnDrive || wait.map { $0 < StorageTargets.driveHangGrace } == true
         let wedge = liveness.look(written: recording && !waiting ? opened?.movie.progress.frames ?? 0 : nil,
-                                  delivered: opened?.session.deliveredFrameCount ?? 0, now: .now)
+                                  delivered: opened?.session.deliveredFrameCount ?? 0, now: clock.now)
         if let wedge {
             logger.error("the recording has not advanced for \(wedge.stalled) while the camera delivered \(wedge.delivered) frames; no watchdog keep-alive")
         } else {
@@ -107,8 +107,9 @@ extension RecorderService {
     /// The metrics file, every `metrics.interval_seconds`. A file that
     /// cannot be written is said once (naming the key), and recording goes on.
     func writeMetrics() async {
-        guard let metricsFile, ContinuousClock.now - metricsWritten >= .seconds(configuration.metricsInterval) else { return }
-        metricsWritten = .now
+        guard let metricsFile else { return }
+        if let last = metricsWritten, clock.now - last < .seconds(configuration.metricsInterval) { return }
+        metricsWritten = clock.now
         let text = currentStatus().metricsText
         do {
             try await onFileThread { try metricsFile.write(text) }

@@ -28,7 +28,7 @@ extension RecorderService {
         // recorder's queue drops meanwhile (at most what the queue holds, if
         // the photo never holds it up).
         let recorderDropsBefore = previous == .recording ? opened.movie.queue.drops : nil
-        let photoStart = ContinuousClock.now
+        let photoStart = clock.now
         if previous != .recording { enter(.photo) }
         defer { if previous != .recording && state == .photo { enter(previous == .starting ? .idle : previous) } }
         do {
@@ -53,7 +53,7 @@ extension RecorderService {
             }
             status.photos += 1
             let lag = photo.resolvedSettings.shutterLag.map { String(format: "%.1f ms", Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1000) } ?? "?"
-            let took = (ContinuousClock.now - photoStart) / .milliseconds(1)
+            let took = (clock.now - photoStart) / .milliseconds(1)
             let recorderDrops = recorderDropsBefore.map { ", the recording dropped \(opened.movie.queue.drops - $0) frames in the \(Int(took)) ms it took" } ?? ""
             logger.notice("photo \(saved.path): \(photo.pixelSize), shutter lag \(lag)\(photo.resolvedSettings.flashWillFire ? ", flash" : "")\(recorderDrops)")
             return .success(saved.path)

@@ -81,7 +81,7 @@ extension RecorderService {
         do {
             let settings = camera.movieSettings(opened.device, frameRate: opened.frameRate, partialDirectory: target.incoming)
             let events = try movie.startRecording(to: path, settings: settings)
-            recording = RecordingInProgress(file: path, started: .now, onDrive: target.onDrive, retry: retry)
+            recording = RecordingInProgress(file: path, started: clock.now, onDrive: target.onDrive, retry: retry)
             // The status shows the recording in progress from its start.
             status.frames = 0
             status.bytes = 0
@@ -143,7 +143,7 @@ extension RecorderService {
             recording?.retry = false
             encoderRestarted()
             enter(.recording)
-            let took = (ContinuousClock.now - r.started).seconds
+            let took = (clock.now - r.started).seconds
             logger.notice("recording goes on after the encoder's failure: \(path) (its first packet \(String(format: "%.2f", took)) s after the file was opened)")
         }
         // One line: which encoder, how frames reach it, and why it was chosen.
@@ -209,7 +209,7 @@ extension RecorderService {
             // that is not back within `cameraGiveUp` is dropped and opened
             // afresh by the housekeeping, which resumes the recording too.
             status.recordingsFailed += 1
-            outages.cameraLost(at: .now)
+            outages.cameraLost(at: clock.now)
             outages.resumeRecording = true
             fail("camera lost: the recording was finalized; it goes on in a new file when the camera is back", reason: .camera)
         case .encoderFailed(let e) where frames > 0 && !stopping:
@@ -217,7 +217,7 @@ extension RecorderService {
             // tried until an encoder (this one back, or the next in the
             // profile's order) takes frames.
             status.recordingsFailed += 1
-            outages.encoderFailed(at: .now)
+            outages.encoderFailed(at: clock.now)
             fail("encoder failed: \(e); the recording was finalized; it goes on in a new file when an encoder takes frames", reason: .encoder)
             scheduleEncoderRetry()
         case .storageFailed(let e):
@@ -259,8 +259,8 @@ extension RecorderService {
 
     func scheduleEncoderRetry() {
         guard outages.encoderDown, !stopping else { return }
-        encoderRetry = Task { [weak self] in
-            try? await Task.sleep(for: .milliseconds(500))
+        encoderRetry = Task { [weak self, clock] in
+            try? await clock.sleep(for: Self.encoderRetryInterval)
             guard !Task.isCancelled else { return }
             await self?.retryEncoder()
         }
@@ -275,7 +275,7 @@ extension RecorderService {
     /// Packets flow again after an encoder failed: one restart of the
     /// encoder stage, and the time it left unrecorded.
     func encoderRestarted() {
-        let gap = outages.encoderBack(at: .now).seconds
+        let gap = outages.encoderBack(at: clock.now).seconds
         status.stageRestarts["encoder", default: 0] += 1
         status.stageGapSeconds["encoder", default: 0] += gap
         logger.notice("encoder back after \(String(format: "%.1f", gap)) s without packets")

@@ -42,6 +42,7 @@ actor StorageTargets {
     private let cardKeeper: StorageKeeper
     private let fileWork: ThreadExecutor
     private let driveWork: ThreadExecutor
+    private let clock: any WaitingClock
     nonisolated var unownedExecutor: UnownedSerialExecutor { fileWork.asUnownedSerialExecutor() }
 
     /// Where the drive was last seen, and whether its folders could be made.
@@ -63,8 +64,10 @@ actor StorageTargets {
     /// recorder is taken for wedged (RecordingLiveness, the watchdog).
     static let driveHangGrace: Duration = .seconds(60)
 
-    init(configuration: ServiceConfiguration, logger: Logger, fileWork: ThreadExecutor, driveWork: ThreadExecutor) {
+    init(configuration: ServiceConfiguration, logger: Logger, fileWork: ThreadExecutor, driveWork: ThreadExecutor,
+         clock: any WaitingClock) {
         self.configuration = configuration
+        self.clock = clock
         self.logger = logger
         self.fileWork = fileWork
         self.driveWork = driveWork
@@ -96,7 +99,7 @@ actor StorageTargets {
         if target.onDrive {
             let keeper = target.keeper, folder = target.folder
             // (A drive known to hang is not asked again: its thread is held.)
-            let free = silenceReported ? nil : await StorageCall.within(Self.driveDeadline, on: driveWork) { () -> Int? in
+            let free = silenceReported ? nil : await StorageCall.within(Self.driveDeadline, on: driveWork, clock: clock) { () -> Int? in
                 keeper.enforce()
                 return StorageKeeper.freeBytes(folder)
             }
@@ -127,7 +130,7 @@ actor StorageTargets {
     func trim(onDrive: Bool) async {
         let keeper = current.keeper
         if onDrive {
-            _ = await StorageCall.within(Self.driveDeadline, on: driveWork) { keeper.enforce(protecting: []) }
+            _ = await StorageCall.within(Self.driveDeadline, on: driveWork, clock: clock) { keeper.enforce(protecting: []) }
         } else {
             keeper.enforce(protecting: [])
         }
@@ -156,7 +159,7 @@ actor StorageTargets {
     /// less than `driveHangGrace` (not a wedged recorder: it goes on when
     /// the drive answers).
     var driveHangsWithinGrace: Bool {
-        silenceReported && probe.map { ContinuousClock.now - $0.since < Self.driveHangGrace } == true
+        silenceReported && probe.map { clock.now - $0.since < Self.driveHangGrace } == true
     }
 }
 
@@ -185,7 +188,7 @@ extension StorageTargets {
     /// A drive that appeared: its folders made on its own thread, with a deadline.
     private func prepare(_ drive: DriveConfiguration, mount: String, folder: String) async -> DriveNews? {
         let incoming = Self.driveIncoming(mount)
-        let prepared = await StorageCall.within(Self.driveDeadline, on: driveWork) { () -> String? in
+        let prepared = await StorageCall.within(Self.driveDeadline, on: driveWork, clock: clock) { () -> String? in
             do {
                 for f in [folder, incoming] { try FileManager.default.createDirectory(atPath: f, withIntermediateDirectories: true) }
             } catch {
@@ -247,12 +250,12 @@ extension StorageTargets {
         if probe?.folder != onDrive {
             let keeper = StorageKeeper(folder: onDrive, quotaBytes: drive.quotaBytes, minFreeBytes: drive.minFreeSpaceBytes)
             probe = (Task.detached(executorPreference: driveWork) { (StorageKeeper.freeBytes(onDrive), keeper.usedBytes()) },
-                     onDrive, .now)
+                     onDrive, clock.now)
         }
         guard let asked = probe else { preconditionFailure("a drive probe was just made") }
         var entry = StorageStatus(name: "usb", path: onDrive, freeBytes: nil, usedBytes: 0, quotaBytes: drive.quotaBytes, active: current.onDrive)
-        guard let answer = await StorageCall.value(of: asked.work, within: Self.driveDeadline) else {
-            let silent = ContinuousClock.now - asked.since
+        guard let answer = await StorageCall.value(of: asked.work, within: Self.driveDeadline, clock: clock) else {
+            let silent = clock.now - asked.since
             entry.silentSeconds = silent.seconds
             if !silenceReported {
                 silenceReported = true
@@ -262,7 +265,7 @@ extension StorageTargets {
         }
         if probe?.since == asked.since { probe = nil }
         if silenceReported || driveHung {
-            let silence = silenceReported ? String(format: " after %.1f s", (ContinuousClock.now - asked.since).seconds) : ""
+            let silence = silenceReported ? String(format: " after %.1f s", (clock.now - asked.since).seconds) : ""
             let again = driveHung ? ": recordings go to it again" : ""
             silenceReported = false
             if driveHung {
@@ -289,7 +292,7 @@ extension StorageTargets {
     func renameBootNamed() async -> (renamed: [(String, String)], problems: [String]) {
         var result = FileNames.renameBootNamed(in: [configuration.recordingsFolder, configuration.photosFolder])
         if driveUsable, probe == nil, case .mounted(_, let onDrive)? = presence,
-           let onTheDrive = await StorageCall.within(Self.driveDeadline, on: driveWork, { FileNames.renameBootNamed(in: [onDrive]) }) {
+           let onTheDrive = await StorageCall.within(Self.driveDeadline, on: driveWork, clock: clock, { FileNames.renameBootNamed(in: [onDrive]) }) {
             result.renamed += onTheDrive.renamed
             result.problems += onTheDrive.problems
         }

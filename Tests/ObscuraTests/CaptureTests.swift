@@ -358,6 +358,38 @@ private func session(_ camera: SyntheticCamera, outputs: [VideoDataOutput], pres
         try s.stopRunning()
     }
 
+    /// The watchdog judges the silence since the last frame on the session's
+    /// clock: a camera that stopped delivering is an interruption once that
+    /// clock has moved past the stall limit, however little real time has
+    /// passed, and frames that return end it.
+    @Test func theStallIsJudgedOnTheSessionsClock() async throws {
+        let camera = SyntheticCamera()
+        let output = VideoDataOutput()
+        let clock = ManualClock()
+        let s = try patternSession([output], camera: camera, clock: clock)
+        let events = s.events()
+        try s.startRunning()
+        _ = try await take(2, from: output)
+        camera.setStalled(true)
+        // Frames still queued are freed first (the silence may be the outputs'
+        // own); past that, a second stretch of silence is the camera's.
+        for _ in 0..<3 where !s.isInterrupted {
+            clock.advance(by: s.currentStallLimit + .seconds(1))
+            _ = await waitUntil(within: .seconds(2)) { s.isInterrupted }
+        }
+        #expect(s.isInterrupted, "the clock moved past the stall limit three times without an interruption")
+        camera.setStalled(false)
+        var iterator = events.makeAsyncIterator()
+        var seen: [CaptureSession.Event] = []
+        while let e = await iterator.next() {
+            seen.append(e)
+            if e == .interruptionEnded { break }
+        }
+        #expect(seen.contains(.wasInterrupted(.noFrames)))
+        #expect(s.isRunning)
+        try s.stopRunning()
+    }
+
     /// A camera that keeps time leaves the stall limit as configured; one
     /// that has been arriving in bursts (a starved board) gets three of its
     /// longest recent gaps, so a gap like those it has shown is no

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import ObscuraService
 import ObscuraSystem
+import TestSupport
 
 /// The USB drive's lookup: by label through udev's links and the mount table,
 /// or by mount point; and its configuration's errors.
@@ -99,17 +100,17 @@ import ObscuraSystem
     @Test func aHangingCallIsGivenUpOnAtItsDeadlineAndAnAnsweringOneGivesItsResult() async throws {
         let thread = try ThreadExecutor(name: "storage-call-test")
         let release = DispatchSemaphore(value: 0)
-        let began = ContinuousClock.now
-        let hung = await StorageCall.within(.milliseconds(200), on: thread) { () -> Int in
+        let clock = ManualClock()
+        let hung = Task { await StorageCall.within(.seconds(2), on: thread, clock: clock) { () -> Int in
             release.wait()   // blocks its thread, as a read of a hung drive does
             return 1
-        }
-        let waited = ContinuousClock.now - began
-        #expect(hung == nil)
-        #expect(waited >= .milliseconds(200))
-        // Given up on at the deadline, not when the call ended (it has not).
+        } }
+        #expect(await waitUntil { clock.sleeping == 1 })
+        clock.advance(by: .seconds(2))
+        // Given up on at the deadline on its clock, not when the call ended (it has not).
+        #expect(await hung.value == nil)
         release.signal()
-        let answered = await StorageCall.within(.seconds(30), on: nil) { 42 }
+        let answered = await StorageCall.within(.seconds(30), on: nil, clock: SystemWaitingClock()) { 42 }
         #expect(answered == 42)
     }
 
@@ -123,9 +124,9 @@ import ObscuraSystem
             release.wait()
             return 7
         }
-        #expect(await StorageCall.value(of: probe, within: .milliseconds(100)) == nil)
-        #expect(await StorageCall.value(of: probe, within: .milliseconds(100)) == nil)
+        #expect(await StorageCall.value(of: probe, within: .milliseconds(100), clock: SystemWaitingClock()) == nil)
+        #expect(await StorageCall.value(of: probe, within: .milliseconds(100), clock: SystemWaitingClock()) == nil)
         release.signal()
-        #expect(await StorageCall.value(of: probe, within: .seconds(30)) == 7)
+        #expect(await StorageCall.value(of: probe, within: .seconds(30), clock: SystemWaitingClock()) == 7)
     }
 }

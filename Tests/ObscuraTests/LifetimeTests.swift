@@ -40,7 +40,8 @@ private struct Holdings: CustomStringConvertible {
         let path = try PatternService.writeConfiguration(in: folder)
         let configuration = try ServiceConfiguration.load(path)
         let profile = try BoardProfile.load(configuration.board, from: configuration.file)
-        let setup = CameraSetup(configuration: configuration, profile: profile, logger: Logger(label: "lifetime"), log: { _ in })
+        let setup = CameraSetup(configuration: configuration, profile: profile, logger: Logger(label: "lifetime"), log: { _ in },
+                                clock: SystemWaitingClock())
 
         /// One open, a frame, a stop and a drop; a loop follows the session's
         /// events, and must end with the session.

@@ -11,7 +11,8 @@ struct PatternService {
 
     /// The test-pattern board's profile and a configuration naming it in
     /// `folder`; returns the configuration's path.
-    static func writeConfiguration(in folder: String, recording: String = "", metrics: String? = nil) throws -> String {
+    static func writeConfiguration(in folder: String, recording: String = "", metrics: String? = nil,
+                                   metricsInterval: Int = 1) throws -> String {
         let profile = folder + "/pattern.toml", config = folder + "/obscura.toml"
         try """
             [board]
@@ -40,7 +41,7 @@ struct PatternService {
             socket = "\(folder)/control.sock"
             [metrics]
             file = "\(metrics ?? folder + "/obscura.prom")"
-            interval_seconds = 1
+            interval_seconds = \(metricsInterval)
             """.write(toFile: config, atomically: true, encoding: .utf8)
         return config
     }

@@ -1,12 +1,14 @@
 import Foundation
 import TestSupport
+import ObscuraSystem
 @testable import ObscuraCapture
 @testable import ObscuraTestPattern
 
 /// A session on a test-pattern camera with `outputs`, configured at `preset`.
 func patternSession(_ outputs: [any CaptureOutput], camera: SyntheticCamera = SyntheticCamera(),
-                    preset: CaptureSession.Preset = .vga640x480) throws -> CaptureSession {
-    let session = CaptureSession()
+                    preset: CaptureSession.Preset = .vga640x480,
+                    clock: any WaitingClock = SystemWaitingClock()) throws -> CaptureSession {
+    let session = CaptureSession(clock: clock)
     session.beginConfiguration()
     try session.addInput(CaptureDeviceInput(device: CaptureDevice(source: camera)))
     for output in outputs { try session.addOutput(output) }

@@ -38,6 +38,28 @@ import TestSupport
         #expect(found.isEmpty, "system calls outside Syscalls:\n\(found.joined(separator: "\n"))")
     }
 
+    /// The service and the capture session decide on time (rounds, give-ups,
+    /// retries, stalls): they read and wait on their injected `WaitingClock`,
+    /// never the system's clock itself.
+    @Test func logicThatWaitsTakesItsClock() throws {
+        let direct = try NSRegularExpression(pattern: #"ContinuousClock\.now|ContinuousClock\(\)|Task\.sleep|monotonicNanoseconds\(|DispatchTime\.now|\.asyncAfter\(|\(at: \.now\)"#)
+        let rooms = ["Sources/ObscuraService/", "Sources/ObscuraCapture/CaptureSession.swift"]
+        // The control socket's I/O deadlines bound a peer's reads and writes,
+        // and a file's boot-relative name is the moment it is named: neither
+        // decides anything about the recorder.
+        let exempt = ["Sources/ObscuraService/ControlSocket.swift", "Sources/ObscuraService/FileNames.swift"]
+        var found: [String] = []
+        for (path, lines) in try Self.sources() where rooms.contains(where: path.hasPrefix) && !exempt.contains(path) {
+            for (n, line) in lines.enumerated() {
+                let code = Self.code(line)
+                if direct.firstMatch(in: code, range: NSRange(code.startIndex..., in: code)) != nil {
+                    found.append("\(path):\(n + 1): \(line.trimmingCharacters(in: .whitespaces))")
+                }
+            }
+        }
+        #expect(found.isEmpty, "the system's clock read or waited on directly:\n\(found.joined(separator: "\n"))")
+    }
+
     /// No function longer than 80 lines, unless a comment just above it
     /// says why ("longer than 80 lines: …").
     @Test func functionsAreShortOrSayWhyNot() throws {
