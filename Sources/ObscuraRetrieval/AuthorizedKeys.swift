@@ -1,6 +1,7 @@
 import Foundation
 import ObscuraMuxing
 import ObscuraSystem
+import ObscuraFiles
 
 /// The retrieval account's authorized keys (/etc/obscura/fetch_authorized_keys,
 /// named by the sshd drop-in). Every key is written with OpenSSH's
@@ -105,7 +106,7 @@ public struct AuthorizedKeys: Sendable, Equatable {
     /// Writes the file atomically (temporary file, fsync, rename), mode 0644:
     /// sshd refuses key files others can write.
     public func save(_ path: String) throws(RetrievalError) {
-        do { try Syscalls.writeDurably(text.utf8, to: path, via: path + ".tmp", mode: 0o644) } catch {
+        do { try DurableFile.write(text.utf8, to: path, via: path + ".tmp", mode: 0o644) } catch {
             throw RetrievalError("cannot write \(path): \(error)")
         }
     }

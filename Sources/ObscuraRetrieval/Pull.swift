@@ -3,6 +3,7 @@ import ObscuraAge
 import ObscuraMuxing
 import ObscuraSystem
 import struct Synchronization.Atomic
+import ObscuraFiles
 
 /// A finished file on the device: it has a checksum file beside it.
 public struct RemoteFile: Sendable, Equatable {

@@ -1,6 +1,7 @@
 import Foundation
 import ObscuraMuxing
 import ObscuraSystem
+import ObscuraFiles
 
 /// How the service names what it records, so that no name carries a time
 /// that may be wrong.

@@ -3,6 +3,7 @@ import Logging
 import ObscuraAge
 import ObscuraMuxing
 import ObscuraSystem
+import ObscuraFiles
 
 /// Files a killed process or a power cut left as `.partial` are fragmented
 /// and playable up to their last fragment: they get their final names (and

@@ -1,5 +1,6 @@
 import Foundation
 import ObscuraSystem
+import ObscuraFiles
 
 /// One storage the service records to: where, how full, its quota.
 public struct StorageStatus: Sendable, Codable, Equatable {
@@ -190,7 +191,7 @@ public struct MetricsFile: Sendable {
     public func write(_ text: String) throws(SystemError) {
         let folder = (path as NSString).deletingLastPathComponent
         let temporary = folder + "/." + (path as NSString).lastPathComponent + ".\(getpid())"
-        try Syscalls.writeDurably(Array(text.utf8), to: path, via: temporary, mode: 0o644, sync: false)
+        try DurableFile.write(Array(text.utf8), to: path, via: temporary, mode: 0o644, sync: false)
     }
 
     /// Why the file cannot be written there, or nil when it can.

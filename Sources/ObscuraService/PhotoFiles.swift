@@ -3,6 +3,7 @@ import ObscuraAge
 import ObscuraMuxing
 import ObscuraPhoto
 import ObscuraSystem
+import ObscuraFiles
 
 /// A photo's files in the photos folder: the JPEG and its DNG under one
 /// name, sealed for the configured recipients, written durably through the
@@ -33,7 +34,7 @@ struct PhotoFiles: Sendable {
                 let data = each.fileDataRepresentation()
                 let sealed = configuration.recipients.isEmpty ? data
                     : Data(try AgeEncryptor.encrypt([UInt8](data), to: configuration.recipients))
-                try Syscalls.writeDurably(sealed, to: file, via: partial, mode: 0o640)
+                try DurableFile.write(sealed, to: file, via: partial, mode: 0o640)
             } catch let error as AgeError {
                 throw PhotoFailure(message: "cannot encrypt \(file): \(error)")
             } catch {

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ObscuraCamera
 import ObscuraSystem
+import ObscuraFiles
 
 /// Where recordings go: the SD card's folder (`recording.folder`), or the
 /// USB drive's (`[usb]`) while it is there, writable and answering; the

@@ -256,26 +256,6 @@ public enum Syscalls {
         defer { free(resolved) }
         return String(cString: resolved)
     }
-
-    /// Writes `bytes` to `temporary`, fsyncs it and renames it to `path`, so
-    /// `path` is either absent, the old file, or the whole new one. The
-    /// temporary must be on `path`'s filesystem; it is removed on failure.
-    /// `sync: false` keeps the atomic replacement without the fsync (a
-    /// file on tmpfs, or one that is rewritten every few seconds anyway).
-    public static func writeDurably(_ bytes: some Collection<UInt8>, to path: String, via temporary: String,
-                                    mode: mode_t = 0o644, sync: Bool = true) throws(SystemError) {
-        do throws(SystemError) {
-            let fd = try open(temporary, O_WRONLY | O_CREAT | O_TRUNC, mode)
-            try writeAll(fd.rawValue, bytes, path: temporary)
-            if fchmod(fd.rawValue, mode) != 0 { throw SystemError.errno("fchmod", temporary) }
-            if sync { try fsync(fd.rawValue, path: temporary) }
-            fd.close()
-            if rename(temporary, path) != 0 { throw SystemError.errno("rename", "\(temporary) → \(path)") }
-        } catch {
-            unlink(temporary)
-            throw error
-        }
-    }
 }
 
 /// Owns one file descriptor and closes it exactly once (never retried on

@@ -3,6 +3,7 @@ import Foundation
 import ObscuraSystem
 import ObscuraMedia
 import ObscuraPhoto
+import ObscuraFiles
 
 struct DNGCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -35,7 +36,7 @@ struct DNGCommand: AsyncParsableCommand {
             guard let frameSize = PixelSize(parsing: size) else { throw UserFacingError("cannot read size \"\(size)\"; write WIDTHxHEIGHT") }
             let raw = try RawNode.capture(node: node, pattern: pattern, bits: bits, size: frameSize)
             let data = try DNGWriter.data(for: raw, model: node, previewWidth: noPreview ? nil : 256)
-            do { try Syscalls.writeDurably(data, to: output, via: output + ".partial") } catch {
+            do { try DurableFile.write(data, to: output, via: output + ".partial") } catch {
                 throw UserFacingError("the DNG was not kept: \(error)")
             }
             Log.output("dng \(output): \(raw.size) \(raw.pattern) \(raw.bitsPerSample)-bit, \(data.count / 1024) KiB")

@@ -6,6 +6,7 @@ import ObscuraSystem
 import ObscuraCapture
 import ObscuraMedia
 import ObscuraPhoto
+import ObscuraFiles
 
 struct PhotoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -137,7 +138,7 @@ struct PhotoCommand: AsyncParsableCommand {
                     name += ".age"
                 }
                 // Whole or not at all: a write that fails (a full disk) leaves no partial file.
-                do { try Syscalls.writeDurably(data, to: name, via: name + ".partial") } catch {
+                do { try DurableFile.write(data, to: name, via: name + ".partial") } catch {
                     throw UserFacingError("the photo was not kept: \(error)")
                 }
                 let lag = photo.resolvedSettings.shutterLag.map { String(format: "%.1f ms", $0.seconds * 1000) } ?? "?"

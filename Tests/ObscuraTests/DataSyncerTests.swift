@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import ObscuraMuxing
+import ObscuraFiles
 
 @Suite struct DataSyncerTests {
     /// No request is dropped: every one is followed by a sync that begins

@@ -3,6 +3,7 @@ import Testing
 @testable import ObscuraService
 import ObscuraSystem
 import TestSupport
+import ObscuraFiles
 
 /// The USB drive's lookup: by label through udev's links and the mount table,
 /// or by mount point; and its configuration's errors.

@@ -5,6 +5,7 @@ import TestSupport
 @testable import ObscuraConversion
 @testable import ObscuraMedia
 @testable import ObscuraMuxing
+import ObscuraFiles
 
 /// Synthetic frames: a gradient that moves one pixel per frame.
 private func makeFrame(_ format: PixelFormat, _ size: PixelSize, index: Int) -> VideoFrame {

@@ -7,6 +7,7 @@ import ObscuraMuxing
 import ObscuraSystem
 @testable import ObscuraRecording
 @testable import ObscuraService
+import ObscuraFiles
 
 @Suite struct HonestTimeTests {
     @Test func namesCarryTheWallClockOnlyOnceItIsKnown() {

@@ -7,6 +7,7 @@ import TestSupport
 @testable import ObscuraTestPattern
 @testable import ObscuraMedia
 @testable import ObscuraRecording
+import ObscuraFiles
 
 private func recordingSession(_ output: MovieFileOutput, camera: SyntheticCamera = SyntheticCamera()) throws -> CaptureSession {
     try patternSession([output], camera: camera)

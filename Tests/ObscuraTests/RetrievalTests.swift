@@ -3,6 +3,7 @@ import ObscuraMuxing
 import ObscuraRetrieval
 import Testing
 import TestSupport
+import ObscuraFiles
 
 @Suite struct RetrievalTests {
     @Test func theChecksumFileIsSha256sumsFormatAndAgreesWithIt() throws {

@@ -6,6 +6,7 @@ import TestSupport
 import ObscuraPhoto
 import Logging
 import ObscuraSystem
+import ObscuraFiles
 
 @Suite struct DebouncerTests {
     /// A press as a real contact makes it: a burst of 1–6 edges over 0–5 ms

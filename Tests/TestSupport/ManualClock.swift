@@ -24,7 +24,6 @@ public final class ManualClock: WaitingClock {
 
     public init() {}
 
-
     public var now: ContinuousClock.Instant { start + state.withLock { $0.offset } }
     public var nanoseconds: UInt64 { startNanoseconds + state.withLock { $0.offset }.nanosecondsClamped }
     /// How many tasks sleep on this clock now.

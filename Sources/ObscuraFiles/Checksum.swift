@@ -61,7 +61,7 @@ public enum Checksum {
         let target = path + ".sha256"
         let directory = (path as NSString).deletingLastPathComponent
         let temporary = (directory.isEmpty ? "." : directory) + "/." + name + ".sha256.tmp"
-        try Syscalls.writeDurably("\(hex)  \(name)\n".utf8, to: target, via: temporary)
+        try DurableFile.write("\(hex)  \(name)\n".utf8, to: target, via: temporary)
     }
 
     /// The SHA-256 digest of `bytes`.

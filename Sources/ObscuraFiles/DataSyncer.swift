@@ -1,0 +1,103 @@
+import Foundation
+import ObscuraSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Pushes a file's written data to the storage (fdatasync) in the background,
+/// as soon as it is written, so the writer never waits on a slow SD card and
+/// a power cut loses little more than the fragment being built. A request
+/// that comes while a sync runs is never dropped: one more sync follows at
+/// once and covers every request made meanwhile.
+///
+/// `@unchecked Sendable`: `lock` guards `pending`, `again`, `closed`,
+/// `syncCount`, `requests`, `covered` and `firstFailure`; `fd` and `path`
+/// are `let`s; syncs run on `queue`.
+public final class DataSyncer: @unchecked Sendable {
+    private let fd: Int32
+    private let path: String
+    /// The first fdatasync that failed: the storage did not take what was
+    /// written (the writer ends the recording on it).
+    private var firstFailure: SystemError?
+    public var failure: SystemError? {
+        lock.lock()
+        defer { lock.unlock() }
+        return firstFailure
+    }
+    private let queue = DispatchQueue(label: "obscura.datasync", qos: .utility)
+    private let lock = NSLock()
+    private var pending = false
+    private var again = false
+    private var closed = false
+    /// How many fdatasync calls were made (for tests and status).
+    private var syncCount = 0
+    public var syncs: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return syncCount
+    }
+    /// Requests made, and how many of them the syncs begun so far cover.
+    private var requests = 0
+    private var covered = 0
+    /// Whether every request was followed by a sync that began after it.
+    public var everyRequestCovered: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return covered == requests
+    }
+
+    public init?(path: String) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        self.fd = fd
+        self.path = path
+    }
+
+    /// Asks for what has been written so far to reach the storage.
+    public func request() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !closed else { return }
+        requests += 1
+        guard !pending else {
+            again = true
+            return
+        }
+        pending = true
+        queue.async { [self] in
+            while true {
+                lock.lock()
+                let open = !closed
+                covered = requests
+                lock.unlock()
+                var failed: SystemError?
+                if open {
+                    do throws(SystemError) { try Syscalls.fdatasync(fd, path: path) } catch { failed = error }
+                }
+                lock.lock()
+                if firstFailure == nil { firstFailure = failed }
+                syncCount += 1
+                if again && !closed {
+                    again = false
+                    lock.unlock()
+                    continue
+                }
+                pending = false
+                lock.unlock()
+                return
+            }
+        }
+    }
+
+    /// Waits for a sync in flight and closes the descriptor.
+    public func close() {
+        queue.sync {}
+        lock.lock()
+        defer { lock.unlock() }
+        guard !closed else { return }
+        closed = true
+        Syscalls.close(fd)
+    }
+
+    deinit { if !closed { Syscalls.close(fd) } }
+}
