@@ -155,6 +155,16 @@ int oc_camera::buffer_index(const Stream *stream, const FrameBuffer *buffer) con
     return -1;
 }
 
+/* A metadata value the request carries, into its field and its bit. */
+template <typename T, typename Field>
+static void take(const ControlList &meta, const Control<T> &id, uint32_t bit, uint32_t &present, Field &field)
+{
+    if (auto v = meta.get(id)) {
+        present |= bit;
+        field = *v;
+    }
+}
+
 void oc_camera::completed(Request *request)
 {
     oc_completion c;
@@ -182,33 +192,15 @@ void oc_camera::completed(Request *request)
             out.bytesused[p] = planes[p].bytesused;
     }
     const ControlList &meta = request->metadata();
-    if (auto v = meta.get(controls::SensorTimestamp)) {
-        c.present |= OC_META_SENSOR_TIMESTAMP; c.sensor_timestamp_ns = *v;
-    }
-    if (auto v = meta.get(controls::ExposureTime)) {
-        c.present |= OC_META_EXPOSURE_TIME; c.exposure_time_us = *v;
-    }
-    if (auto v = meta.get(controls::AnalogueGain)) {
-        c.present |= OC_META_ANALOGUE_GAIN; c.analogue_gain = *v;
-    }
-    if (auto v = meta.get(controls::DigitalGain)) {
-        c.present |= OC_META_DIGITAL_GAIN; c.digital_gain = *v;
-    }
-    if (auto v = meta.get(controls::ColourTemperature)) {
-        c.present |= OC_META_COLOUR_TEMPERATURE; c.colour_temperature = *v;
-    }
-    if (auto v = meta.get(controls::Lux)) {
-        c.present |= OC_META_LUX; c.lux = *v;
-    }
-    if (auto v = meta.get(controls::FrameDuration)) {
-        c.present |= OC_META_FRAME_DURATION; c.frame_duration_us = *v;
-    }
-    if (auto v = meta.get(controls::LensPosition)) {
-        c.present |= OC_META_LENS_POSITION; c.lens_position = *v;
-    }
-    if (auto v = meta.get(controls::AfState)) {
-        c.present |= OC_META_AF_STATE; c.af_state = *v;
-    }
+    take(meta, controls::SensorTimestamp, OC_META_SENSOR_TIMESTAMP, c.present, c.sensor_timestamp_ns);
+    take(meta, controls::ExposureTime, OC_META_EXPOSURE_TIME, c.present, c.exposure_time_us);
+    take(meta, controls::AnalogueGain, OC_META_ANALOGUE_GAIN, c.present, c.analogue_gain);
+    take(meta, controls::DigitalGain, OC_META_DIGITAL_GAIN, c.present, c.digital_gain);
+    take(meta, controls::ColourTemperature, OC_META_COLOUR_TEMPERATURE, c.present, c.colour_temperature);
+    take(meta, controls::Lux, OC_META_LUX, c.present, c.lux);
+    take(meta, controls::FrameDuration, OC_META_FRAME_DURATION, c.present, c.frame_duration_us);
+    take(meta, controls::LensPosition, OC_META_LENS_POSITION, c.present, c.lens_position);
+    take(meta, controls::AfState, OC_META_AF_STATE, c.present, c.af_state);
 #if OC_LIBCAMERA_AT_LEAST(0, 5)
     if (auto v = meta.get(controls::AeState)) {
         c.present |= OC_META_AE_LOCKED; c.ae_locked = *v == controls::AeStateConverged;

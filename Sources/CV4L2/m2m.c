@@ -36,6 +36,13 @@ static int fail(char *err, size_t errlen, int code, const char *what)
     return code;
 }
 
+/* An ioctl whose failure names it. */
+static int named_ioctl(int fd, unsigned long request, void *command, const char *name, char *err, size_t errlen)
+{
+    int r = xioctl(fd, request, command);
+    return r < 0 ? fail(err, errlen, r, name) : 0;
+}
+
 static enum v4l2_buf_type buf_type(int multiplanar, int direction)
 {
     if (direction == OM_OUTPUT)
@@ -202,15 +209,21 @@ int om_request_buffers(int fd, int multiplanar, int direction, int memory, uint3
     return (int)rb.count;
 }
 
+/* A buffer (and its planes) for a query, queue or dequeue on the given side. */
+static void buffer_init(struct v4l2_buffer *b, struct v4l2_plane *planes, int multiplanar, int direction, int memory)
+{
+    memset(b, 0, sizeof(*b));
+    memset(planes, 0, sizeof(struct v4l2_plane) * OM_MAX_PLANES);
+    b->type = buf_type(multiplanar, direction);
+    b->memory = memory_type(memory);
+}
+
 int om_query_buffer(int fd, int multiplanar, int direction, uint32_t index, uint32_t *offset, uint32_t *length,
                     char *err, size_t errlen)
 {
     struct v4l2_buffer b;
     struct v4l2_plane planes[OM_MAX_PLANES];
-    memset(&b, 0, sizeof(b));
-    memset(planes, 0, sizeof(planes));
-    b.type = buf_type(multiplanar, direction);
-    b.memory = V4L2_MEMORY_MMAP;
+    buffer_init(&b, planes, multiplanar, direction, OM_MMAP);
     b.index = index;
     if (multiplanar) {
         b.m.planes = planes;
@@ -235,10 +248,7 @@ int om_queue_buffer(int fd, int multiplanar, int direction, int memory, uint32_t
 {
     struct v4l2_buffer b;
     struct v4l2_plane planes[OM_MAX_PLANES];
-    memset(&b, 0, sizeof(b));
-    memset(planes, 0, sizeof(planes));
-    b.type = buf_type(multiplanar, direction);
-    b.memory = memory_type(memory);
+    buffer_init(&b, planes, multiplanar, direction, memory);
     b.index = index;
     b.field = V4L2_FIELD_NONE;
     b.timestamp.tv_sec = timestamp_us / 1000000;
@@ -269,20 +279,14 @@ int om_queue_buffer(int fd, int multiplanar, int direction, int memory, uint32_t
         }
         b.bytesused = bytes_used ? bytes_used[0] : 0;
     }
-    int r = xioctl(fd, VIDIOC_QBUF, &b);
-    if (r < 0)
-        return fail(err, errlen, r, "VIDIOC_QBUF");
-    return 0;
+    return named_ioctl(fd, VIDIOC_QBUF, &b, "VIDIOC_QBUF", err, errlen);
 }
 
 int om_dequeue_buffer(int fd, int multiplanar, int direction, int memory, om_dequeued *out, char *err, size_t errlen)
 {
     struct v4l2_buffer b;
     struct v4l2_plane planes[OM_MAX_PLANES];
-    memset(&b, 0, sizeof(b));
-    memset(planes, 0, sizeof(planes));
-    b.type = buf_type(multiplanar, direction);
-    b.memory = memory_type(memory);
+    buffer_init(&b, planes, multiplanar, direction, memory);
     if (multiplanar) {
         b.m.planes = planes;
         b.length = OM_MAX_PLANES;
@@ -307,13 +311,11 @@ int om_dequeue_buffer(int fd, int multiplanar, int direction, int memory, om_deq
     return 0;
 }
 
+
 int om_stream(int fd, int multiplanar, int direction, int on, char *err, size_t errlen)
 {
     int type = buf_type(multiplanar, direction);
-    int r = xioctl(fd, on ? VIDIOC_STREAMON : VIDIOC_STREAMOFF, &type);
-    if (r < 0)
-        return fail(err, errlen, r, on ? "VIDIOC_STREAMON" : "VIDIOC_STREAMOFF");
-    return 0;
+    return named_ioctl(fd, on ? VIDIOC_STREAMON : VIDIOC_STREAMOFF, &type, on ? "VIDIOC_STREAMON" : "VIDIOC_STREAMOFF", err, errlen);
 }
 
 int om_encoder_command(int fd, int stop, char *err, size_t errlen)
@@ -321,10 +323,7 @@ int om_encoder_command(int fd, int stop, char *err, size_t errlen)
     struct v4l2_encoder_cmd c;
     memset(&c, 0, sizeof(c));
     c.cmd = stop ? V4L2_ENC_CMD_STOP : V4L2_ENC_CMD_START;
-    int r = xioctl(fd, VIDIOC_ENCODER_CMD, &c);
-    if (r < 0)
-        return fail(err, errlen, r, stop ? "VIDIOC_ENCODER_CMD(STOP)" : "VIDIOC_ENCODER_CMD(START)");
-    return 0;
+    return named_ioctl(fd, VIDIOC_ENCODER_CMD, &c, stop ? "VIDIOC_ENCODER_CMD(STOP)" : "VIDIOC_ENCODER_CMD(START)", err, errlen);
 }
 
 int om_decoder_command(int fd, int stop, char *err, size_t errlen)
@@ -332,10 +331,7 @@ int om_decoder_command(int fd, int stop, char *err, size_t errlen)
     struct v4l2_decoder_cmd c;
     memset(&c, 0, sizeof(c));
     c.cmd = stop ? V4L2_DEC_CMD_STOP : V4L2_DEC_CMD_START;
-    int r = xioctl(fd, VIDIOC_DECODER_CMD, &c);
-    if (r < 0)
-        return fail(err, errlen, r, stop ? "VIDIOC_DECODER_CMD(STOP)" : "VIDIOC_DECODER_CMD(START)");
-    return 0;
+    return named_ioctl(fd, VIDIOC_DECODER_CMD, &c, stop ? "VIDIOC_DECODER_CMD(STOP)" : "VIDIOC_DECODER_CMD(START)", err, errlen);
 }
 
 int om_poll(int fd, int timeout_ms)

@@ -43,16 +43,24 @@ struct InterruptedRecordings: Sendable {
         // A recording cut before its first frame reached the file is only a
         // header: it is not a recording, and goes.
         guard let held = MovieReader.countPackets(partial), held.video > 0 else {
-            unlink(partial)
-            logger.warning("removed \(partial): an interrupted recording with no frame in it")
-            return
+            return discard(partial, "an interrupted recording with no frame in it")
         }
+        keep(partial, as: final, "recovered an interrupted recording: \(final), \(held.video) frames")
+    }
+
+    /// A recovered file under its final name, said, with its checksum.
+    private func keep(_ partial: String, as final: String, _ notice: String) {
         guard rename(partial, final) == 0 else {
             logger.error("cannot recover \(partial): \(String(cString: strerror(errno)))")
             return
         }
-        logger.notice("recovered an interrupted recording: \(final), \(held.video) frames")
+        logger.notice("\(notice)")
         writeChecksum(final)
+    }
+
+    private func discard(_ partial: String, _ why: String) {
+        unlink(partial)
+        logger.warning("removed \(partial): \(why)")
     }
 
     /// An encrypted recording cut off (killed, a power cut): the device has
@@ -71,16 +79,9 @@ struct InterruptedRecordings: Sendable {
             return
         }
         guard let chunks = kept else {
-            unlink(partial)
-            logger.warning("removed \(partial): an interrupted encrypted recording with no complete chunk in it")
-            return
+            return discard(partial, "an interrupted encrypted recording with no complete chunk in it")
         }
-        guard rename(partial, final) == 0 else {
-            logger.error("cannot recover \(partial): \(String(cString: strerror(errno)))")
-            return
-        }
-        logger.notice("recovered an interrupted encrypted recording: \(final), \(chunks) complete chunks (\(chunks * 64) KiB); it ends without its last chunk: `obscura decrypt` gives what it holds")
-        writeChecksum(final)
+        keep(partial, as: final, "recovered an interrupted encrypted recording: \(final), \(chunks) complete chunks (\(chunks * 64) KiB); it ends without its last chunk: `obscura decrypt` gives what it holds")
     }
 
     /// Cuts an encrypted file back to its complete chunks; how many, or nil

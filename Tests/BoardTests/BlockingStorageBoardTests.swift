@@ -18,28 +18,14 @@ extension VirtualBoardTests {
         . board/virtual/waiting.sh
         dm-card make obscura-card /mnt/card || exit 1
         rm -rf /tmp/svc; mkdir -p /tmp/svc
-        cat > /tmp/svc/obscura.toml <<'T'
-        board = "virtual"
-        [recording]
-        folder = "/mnt/card/rec"
-        partial_folder = "/mnt/card/incoming"
-        size = "160x120"
-        segment_seconds = 0
-        fragment_seconds = 0.5
-        min_free_space_mb = 16
-        [photo]
-        folder = "/tmp/svc/photos"
-        [control]
-        socket = "/tmp/svc/control.sock"
-        [metrics]
-        file = "/tmp/svc/obscura.prom"
-        interval_seconds = 1
-        T
-        o=.build/debug/obscura
-        $o run --config /tmp/svc/obscura.toml > /tmp/svc/log 2>&1 &
-        p=$!
-        said() { grep -q "$1" /tmp/svc/log; }
-        wait_for 120 "the service to be ready" said ready
+        \(BoardService.started(board: "virtual", recording: """
+            folder = "/mnt/card/rec"
+            partial_folder = "/mnt/card/incoming"
+            size = "160x120"
+            segment_seconds = 0
+            fragment_seconds = 0.5
+            min_free_space_mb = 16
+            """))
         """
 
     @Test func aStorageThatBlocksHoldsUpNeitherStatusNorSocketNorButtons() throws {

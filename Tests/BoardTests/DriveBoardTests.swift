@@ -71,15 +71,9 @@ extension VirtualBoardTests {
             echo "sd-files=$(ls $sd/*.mp4 | wc -l)"
             """, timeout: 300, options: ["--systemd", "--usb-disk", image])
         let out = result.stdout
-        let lines = out.split(separator: "\n").map(String.init)
+        let board = BoardLines(out)
+        let lines = board.lines
         #expect(!out.contains("gave up after"), "\(out)")
-        func number(after prefix: String) -> Double? {
-            lines.first { $0.hasPrefix(prefix) }.flatMap { Double($0.dropFirst(prefix.count)) }
-        }
-        func monotonicOf(_ line: String) -> Double? {
-            guard let open = line.firstIndex(of: "["), let close = line.firstIndex(of: "]") else { return nil }
-            return Double(line[line.index(after: open)..<close].trimmingCharacters(in: .whitespaces))
-        }
         // The drive was where recordings went.
         #expect(lines.contains { $0.hasPrefix("before: storage usb: /media/obscura/obscura/recordings, ") && $0.contains("of a 200 MiB quota (recording here)") },
                 "\(out)\(result.stderr)")
@@ -90,8 +84,8 @@ extension VirtualBoardTests {
         // The retrieval account's view (its chroot) has the drive's files too.
         for name in onDrive { #expect(lines.contains("fetch-view: \(name)"), "\(name) is not in /srv/obscura/media: \(out)") }
         // Pulled out: the recording went on on the SD card within 2 s of the kernel letting go.
-        let gone = try #require(number(after: "gone uptime="), "\(out)\(result.stderr)")
-        let resumed = try #require(lines.first { $0.hasPrefix("mono: ") }.flatMap(monotonicOf), "\(out)")
+        let gone = try #require(board.number(after: "gone uptime="), "\(out)\(result.stderr)")
+        let resumed = try #require(lines.first { $0.hasPrefix("mono: ") }.flatMap(BoardLines.monotonic(of:)), "\(out)")
         print(String(format: "DriveBoardTests: the recording went on on the SD card %.2f s after the drive was gone", resumed - gone))
         #expect(resumed - gone < 2.0, "went on \(resumed - gone) s after the drive was gone")
         #expect(lines.contains("active=active restarts=0"), "\(out)")
@@ -99,7 +93,7 @@ extension VirtualBoardTests {
         #expect(!sdFiles.isEmpty, "\(out)")
         let sdFrames = sdFiles.compactMap { Int($0.components(separatedBy: "frames=").last ?? "") }.reduce(0, +)
         #expect(sdFrames >= least, "the fallback files play: \(sdFiles)")
-        let sdCount = try #require(number(after: "sd-files="), "\(out)")
+        let sdCount = try #require(board.number(after: "sd-files="), "\(out)")
         #expect(sdCount >= Double(sdFiles.count) && lines.filter { $0.hasPrefix("sum: ") && $0.hasSuffix(": OK") }.count == Int(sdCount), "\(out)")
         #expect(lines.contains("status: storage usb: LABEL=OBSCURA, absent"), "\(out)")
         #expect(lines.contains("metric: obscura_storage_present{storage=\"usb\",path=\"LABEL=OBSCURA\"} 0"), "\(out)")
@@ -210,7 +204,8 @@ extension VirtualBoardTests.DriveBoardTests {
             journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | grep -v "^obscura: encoder" | sed 's/^/journal: /'
             """, timeout: 420, options: ["--systemd"])
         let out = result.stdout
-        let lines = out.split(separator: "\n").map(String.init)
+        let board = BoardLines(out)
+        let lines = board.lines
         #expect(!out.contains("gave up after") && !out.contains("sshfs failed"), "\(out)\(result.stderr)")
         func uptime(_ prefix: String) -> Double? {
             lines.first { $0.hasPrefix(prefix) }.flatMap { Double($0.dropFirst(prefix.count).split(separator: " ").first ?? "") }

@@ -278,25 +278,11 @@ extension VirtualBoardTests {
             [audio]
             device = "none"
             T
-            cat > /tmp/svc/obscura.toml <<'T'
-            board = "/tmp/svc/pattern.toml"
-            [recording]
-            folder = "/tmp/svc/rec"
-            segment_seconds = 0
-            min_free_space_mb = 16
-            [photo]
-            folder = "/tmp/svc/photos"
-            [control]
-            socket = "/tmp/svc/control.sock"
-            [metrics]
-            file = "/tmp/svc/obscura.prom"
-            interval_seconds = 1
-            T
-            o=.build/debug/obscura
-            $o run --config /tmp/svc/obscura.toml > /tmp/svc/log 2>&1 &
-            p=$!
-            ready() { grep -q "ready" /tmp/svc/log; }
-            wait_for 120 "the service to be ready" ready
+            \(BoardService.started(board: "/tmp/svc/pattern.toml", recording: """
+                folder = "/tmp/svc/rec"
+                segment_seconds = 0
+                min_free_space_mb = 16
+                """))
             $o ctl --socket /tmp/svc/control.sock record start | sed 's/^/start: /'
             stepped() { grep -q "steps.* down from" /tmp/svc/log; }
             wait_for 150 "a step down" stepped

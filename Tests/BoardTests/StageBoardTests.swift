@@ -6,6 +6,37 @@ extension VirtualBoardTests {
 /// Self-healing under the service: a stage that vanishes mid-recording is
 /// restarted without losing the recording chain.
 @Suite struct StageBoardTests {
+    /// The script's middle for a stage taken away mid-recording: `device`
+    /// unbound from `driver` ("unbind uptime="), the recording's end waited
+    /// for and the state shown ("gone-state=… active=…"), `meanwhile` two
+    /// seconds later, the device bound again ("bind uptime="), udev settled
+    /// ("settled uptime="), the journal's "recording goes on" waited for and
+    /// `least` frames more (`frames`, a shell function), the recording
+    /// stopped and its end waited for, systemd's view ("active=… restarts=…").
+    static func takenAwayAndBack(driver: String, device: String, meanwhile: String = "", frames: String, least: Int) -> String {
+        """
+        echo "unbind uptime=$(cut -d' ' -f1 /proc/uptime)"
+        echo \(device) > /sys/bus/platform/drivers/\(driver)/unbind
+        ended() { journalctl -u obscura | grep -q "recording finished"; }
+        wait_for 60 "the recording to finish" ended
+        echo "gone-state=$(obscura status | grep '^state:') active=$(systemctl is-active obscura)"
+        sleep 2
+        \(meanwhile)
+        echo "bind uptime=$(cut -d' ' -f1 /proc/uptime)"
+        echo \(device) > /sys/bus/platform/drivers/\(driver)/bind
+        udevadm settle --timeout 60
+        echo "settled uptime=$(cut -d' ' -f1 /proc/uptime)"
+        went_on() { journalctl -u obscura | grep -q "recording goes on after"; }
+        wait_for 120 "the journal to say the recording goes on" went_on
+        some() { [ "$(\(frames))" -ge \(least) ] 2>/dev/null; }
+        wait_for 120 "\(least) frames recorded" some
+        obscura ctl record stop > /dev/null
+        two_ended() { [ "$(journalctl -u obscura | grep -c 'recording finished')" -ge 2 ]; }
+        wait_for 60 "the second recording to finish" two_ended
+        echo "active=$(systemctl is-active obscura) restarts=$(systemctl show -p NRestarts --value obscura)"
+        """
+    }
+
     /// vimc's driver unbound mid-recording, bound again: the first file is
     /// finalized and plays, the recording goes on in a second file as soon as
     /// the camera is listed again (looked for every half second once the
@@ -21,24 +52,7 @@ extension VirtualBoardTests {
             obscura ctl record start > /dev/null
             some() { [ "$(partial_frames)" -ge \(least) ] 2>/dev/null; }
             wait_for 120 "\(least) frames recorded" some
-            echo "unbind uptime=$(cut -d' ' -f1 /proc/uptime)"
-            echo vimc.0 > /sys/bus/platform/drivers/vimc/unbind
-            ended() { journalctl -u obscura | grep -q "recording finished"; }
-            wait_for 60 "the recording to finish" ended
-            echo "gone-state=$(obscura status | grep '^state:') active=$(systemctl is-active obscura)"
-            sleep 2
-            echo "bind uptime=$(cut -d' ' -f1 /proc/uptime)"
-            echo vimc.0 > /sys/bus/platform/drivers/vimc/bind
-            udevadm settle --timeout 60
-            echo "settled uptime=$(cut -d' ' -f1 /proc/uptime)"
-            went_on() { journalctl -u obscura | grep -q "recording goes on after"; }
-            wait_for 120 "the journal to say the recording goes on" went_on
-            some() { [ "$(partial_frames)" -ge \(least) ] 2>/dev/null; }
-            wait_for 120 "\(least) frames recorded" some
-            obscura ctl record stop > /dev/null
-            two_ended() { [ "$(journalctl -u obscura | grep -c 'recording finished')" -ge 2 ]; }
-            wait_for 60 "the second recording to finish" two_ended
-            echo "active=$(systemctl is-active obscura) restarts=$(systemctl show -p NRestarts --value obscura)"
+            \(Self.takenAwayAndBack(driver: "vimc", device: "vimc.0", frames: "partial_frames", least: least))
             for f in $rec/*.mp4; do echo "file=$(basename $f) frames=$(frames $f)"; done
             grep -E '^obscura_(stage_restarts_total|stage_gap_seconds_total|recordings_failed_total)' /run/obscura-metrics/obscura.prom | sed 's/^/metric: /'
             obscura status | sed 's/^/status: /'
@@ -46,18 +60,11 @@ extension VirtualBoardTests {
             journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | sed 's/^/journal: /'
             """, timeout: 300, options: ["--systemd"])
         let out = result.stdout
-        let lines = out.split(separator: "\n").map(String.init)
+        let board = BoardLines(out)
+        let lines = board.lines
         #expect(!out.contains("gave up after"), "\(out)\(result.stderr)")
-        func number(after prefix: String) -> Double? {
-            lines.first { $0.hasPrefix(prefix) }.flatMap { Double($0.dropFirst(prefix.count)) }
-        }
-        /// A journal line's CLOCK_MONOTONIC time ("[  12.345678] …"), as /proc/uptime counts on the board.
-        func monotonicOf(_ line: String) -> Double? {
-            guard let open = line.firstIndex(of: "["), let close = line.firstIndex(of: "]") else { return nil }
-            return Double(line[line.index(after: open)..<close].trimmingCharacters(in: .whitespaces))
-        }
         func monotonic(_ text: String) -> Double? {
-            lines.first { $0.hasPrefix("mono: ") && $0.contains(text) }.flatMap(monotonicOf)
+            lines.first { $0.hasPrefix("mono: ") && $0.contains(text) }.flatMap(BoardLines.monotonic(of:))
         }
         #expect(lines.contains { $0.hasPrefix("gone-state=state: error") && $0.hasSuffix("active=active") }, "\(out)\(result.stderr)")
         #expect(lines.contains("active=active restarts=0"), "\(out)")
@@ -70,12 +77,12 @@ extension VirtualBoardTests {
         #expect(out.contains("journal: obscura: recording finished: ") && out.contains("camera lost"))
         // The camera's return after the bind is journaled with how long it was gone
         // (a board starved for a moment may add a stall of its own before).
-        let unbound = try #require(number(after: "unbind uptime="))
-        let bound = try #require(number(after: "bind uptime="))
-        let settled = try #require(number(after: "settled uptime="))
+        let unbound = try #require(board.number(after: "unbind uptime="))
+        let bound = try #require(board.number(after: "bind uptime="))
+        let settled = try #require(board.number(after: "settled uptime="))
         let resumed = try #require(monotonic("recording goes on after"), "\(out)")
-        let listedLine = try #require(lines.first { $0.hasPrefix("mono: ") && $0.contains("listed again") && (monotonicOf($0) ?? 0) > bound }, "\(out)")
-        let listed = try #require(monotonicOf(listedLine))
+        let listedLine = try #require(lines.first { $0.hasPrefix("mono: ") && $0.contains("listed again") && (BoardLines.monotonic(of: $0) ?? 0) > bound }, "\(out)")
+        let listed = try #require(BoardLines.monotonic(of: listedLine))
         // How long one look costs on this board in this run (the camera
         // backend started afresh and listing what is there): the unit the
         // bounds below are in, so a slower board gets proportionally longer.
@@ -91,7 +98,7 @@ extension VirtualBoardTests {
         // Then reopened and recording with nothing waited for in between.
         #expect(resumed > listed && resumed - listed <= 3 * look,
                 "the recording went on \(resumed - listed) s after the camera was listed; a look takes \(look) s")
-        let back = lines.first { $0.hasPrefix("mono: ") && $0.contains("camera back after ") && (monotonicOf($0) ?? 0) > bound }
+        let back = lines.first { $0.hasPrefix("mono: ") && $0.contains("camera back after ") && (BoardLines.monotonic(of: $0) ?? 0) > bound }
         let gone = back.flatMap { $0.components(separatedBy: "camera back after ").last?.split(separator: " ").first.flatMap { Double($0) } }
         #expect(gone.map { $0 >= bound - unbound - 1 } == true, "camera back line: \(back ?? "none"); gone \(bound - unbound) s")
         // Counted: at least this restart, and the time it left unrecorded.
@@ -129,25 +136,8 @@ extension VirtualBoardTests {
             some() { [ "$(frames)" -ge \(least) ] 2>/dev/null; }
             wait_for 120 "\(least) frames recorded" some
             pdev=$(basename /sys/bus/platform/drivers/vicodec/vicodec*)
-            echo "unbind uptime=$(cut -d' ' -f1 /proc/uptime)"
-            echo $pdev > /sys/bus/platform/drivers/vicodec/unbind
-            ended() { journalctl -u obscura | grep -q "recording finished"; }
-            wait_for 60 "the recording to finish" ended
-            echo "gone-state=$(obscura status | grep '^state:') active=$(systemctl is-active obscura)"
-            sleep 2
-            echo "still-files=$(ls $rec/*.fwht | wc -l)"
-            echo "bind uptime=$(cut -d' ' -f1 /proc/uptime)"
-            echo $pdev > /sys/bus/platform/drivers/vicodec/bind
-            udevadm settle --timeout 60
-            echo "settled uptime=$(cut -d' ' -f1 /proc/uptime)"
-            went_on() { journalctl -u obscura | grep -q "recording goes on after"; }
-            wait_for 120 "the journal to say the recording goes on" went_on
-            some() { [ "$(frames)" -ge \(least) ] 2>/dev/null; }
-            wait_for 120 "\(least) frames recorded" some
-            obscura ctl record stop > /dev/null
-            two_ended() { [ "$(journalctl -u obscura | grep -c 'recording finished')" -ge 2 ]; }
-            wait_for 60 "the second recording to finish" two_ended
-            echo "active=$(systemctl is-active obscura) restarts=$(systemctl show -p NRestarts --value obscura)"
+            \(Self.takenAwayAndBack(driver: "vicodec", device: "$pdev", meanwhile: "echo \"still-files=$(ls $rec/*.fwht | wc -l)\"",
+                                    frames: "frames", least: least))
             # What happened first, then the slow part (decoding every frame
             # through vicodec): a bound reached while decoding keeps the rest.
             (cd $rec && sha256sum -c *.sha256 | sed 's/^/sum: /')
@@ -160,15 +150,9 @@ extension VirtualBoardTests {
             done
             """, timeout: 600, options: ["--systemd"])
         let out = result.stdout
-        let lines = out.split(separator: "\n").map(String.init)
+        let board = BoardLines(out)
+        let lines = board.lines
         #expect(!out.contains("gave up after"), "\(out)\(result.stderr)")
-        func number(after prefix: String) -> Double? {
-            lines.first { $0.hasPrefix(prefix) }.flatMap { Double($0.dropFirst(prefix.count)) }
-        }
-        func monotonicOf(_ line: String) -> Double? {
-            guard let open = line.firstIndex(of: "["), let close = line.firstIndex(of: "]") else { return nil }
-            return Double(line[line.index(after: open)..<close].trimmingCharacters(in: .whitespaces))
-        }
         #expect(lines.contains { $0.hasPrefix("gone-state=state: error") && $0.hasSuffix("active=active") }, "\(out)\(result.stderr)")
         // While the encoder is gone, tries make no file.
         #expect(lines.contains("still-files=1"), "\(out)")
@@ -181,11 +165,11 @@ extension VirtualBoardTests {
         }
         #expect(lines.filter { $0.hasPrefix("sum: ") && $0.hasSuffix(": OK") }.count == 2, "\(out)")
         #expect(lines.contains { $0.hasPrefix("journal: obscura: encoder failed: ") && $0.contains("No such device") }, "\(out)")
-        let unbound = try #require(number(after: "unbind uptime="))
-        let bound = try #require(number(after: "bind uptime="))
-        let settled = try #require(number(after: "settled uptime="))
+        let unbound = try #require(board.number(after: "unbind uptime="))
+        let bound = try #require(board.number(after: "bind uptime="))
+        let settled = try #require(board.number(after: "settled uptime="))
         let resumedLine = try #require(lines.first { $0.hasPrefix("mono: ") && $0.contains("recording goes on after the encoder") }, "\(out)")
-        let resumed = try #require(monotonicOf(resumedLine))
+        let resumed = try #require(BoardLines.monotonic(of: resumedLine))
         // How long the try that succeeded took, from its file's opening to
         // its first packet: the unit of the bound, so a slower board gets
         // proportionally longer.

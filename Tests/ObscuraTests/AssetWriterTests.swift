@@ -11,9 +11,6 @@ import TestSupport
 import ObscuraMuxing
 @testable import ObscuraRecording
 
-private func dataSession(_ output: VideoDataOutput, camera: SyntheticCamera = SyntheticCamera()) throws -> CaptureSession {
-    try patternSession([output], camera: camera)
-}
 
 private func scratch(_ name: String) -> String { scratchPath("writer", name) }
 
@@ -21,7 +18,7 @@ private func scratch(_ name: String) -> String { scratchPath("writer", name) }
     @Test func aFormatTheCameraLacksIsConvertedOnlyWhenAsked() async throws {
         // The synthetic camera offers NV12, BGR888, YUYV and XRGB8888, not I420.
         let plain = VideoDataOutput(pixelFormat: .yuv420)
-        let session = try dataSession(plain)
+        let session = try patternSession([plain])
         #expect(!plain.availableVideoPixelFormats.contains(.yuv420))
         try session.startRunning()
         var iterator = plain.frames.makeAsyncIterator()
@@ -48,7 +45,7 @@ private func scratch(_ name: String) -> String { scratchPath("writer", name) }
         try session.stopRunning()
 
         let converting = VideoDataOutput(pixelFormat: .yuv420, convertsToRequestedFormat: true)
-        let second = try dataSession(converting)
+        let second = try patternSession([converting])
         #expect(converting.availableVideoPixelFormats.first == .nv12)
         #expect(converting.availableVideoPixelFormats.contains(.yuv420))
         try second.startRunning()
@@ -77,7 +74,7 @@ private func scratch(_ name: String) -> String { scratchPath("writer", name) }
         let queue = DispatchQueue(label: "frames")
         queue.setSpecific(key: collector.key, value: 7)
         output.setDelegate(collector, queue: queue)
-        let session = try dataSession(output)
+        let session = try patternSession([output])
         try session.startRunning()
         #expect(await waitUntil { collector.count.withLock { $0 } >= 10 }, "ten frames reached the delegate")
         try session.stopRunning()
@@ -89,7 +86,7 @@ private func scratch(_ name: String) -> String { scratchPath("writer", name) }
 @Suite(.serialized) struct AssetWriterTests {
     @Test func appendedFramesBecomeAPlayableFileFromTheSessionStart() async throws {
         let output = VideoDataOutput(alwaysDiscardsLateVideoFrames: false, queueDepth: 3)
-        let session = try dataSession(output)
+        let session = try patternSession([output])
         #expect(throws: AssetWriterError.noActiveFormat) { _ = try output.recommendedVideoSettings(for: .h264, fileType: .mp4) }
         try session.startRunning()
         let settings = try output.recommendedVideoSettings(for: .h264, fileType: .mp4)
@@ -142,7 +139,7 @@ private func scratch(_ name: String) -> String { scratchPath("writer", name) }
         // Frames from memory (not a camera), written as fast as the encoder takes them.
         let camera = SyntheticCamera()
         let output = VideoDataOutput(alwaysDiscardsLateVideoFrames: false, queueDepth: 4)
-        let session = try dataSession(output, camera: camera)
+        let session = try patternSession([output], camera: camera)
         try session.startRunning()
         var frames: [VideoFrame] = []
         for await frame in output.frames {
@@ -200,7 +197,7 @@ private func scratch(_ name: String) -> String { scratchPath("writer", name) }
         #expect(mov.error?.contains("nothing was appended") == true)
 
         let output = VideoDataOutput()
-        let session = try dataSession(output)
+        let session = try patternSession([output])
         try session.startRunning()
         #expect(throws: EncoderError.codecNeedsFormat(.prores422, given: .nv12, allowed: [.p210])) {
             _ = try output.recommendedVideoSettings(for: .prores422, fileType: .mov)

@@ -103,12 +103,7 @@ import TestSupport
         let output = MovieFileOutput()
         output.maxRecordedDuration = .seconds(preRecorded ? 2 : 5)
         if segmented { output.segmentDuration = .seconds(2) }
-        let session = CaptureSession()
-        session.beginConfiguration()
-        try session.addInput(CaptureDeviceInput(device: CaptureDevice(source: SyntheticCamera())))
-        try session.addOutput(output)
-        try session.setSessionPreset(.vga640x480)
-        try session.commitConfiguration()
+        let session = try patternSession([output])
         let format = AudioFormat(sampleRate: 48_000, channels: 1)
         output.audioConnected(format)
         let dir = try TemporaryDirectory()

@@ -2,6 +2,7 @@ import Foundation
 import struct Synchronization.Atomic
 import Testing
 import TestSupport
+import ObscuraSystem
 import ObscuraCamera
 @testable import ObscuraCapture
 @testable import ObscuraTestPattern
@@ -46,6 +47,19 @@ private struct ProbeTimeout: Error {}
 
 private func session(_ camera: SyntheticCamera, outputs: [VideoDataOutput], preset: CaptureSession.Preset = .vga640x480) throws -> CaptureSession {
     try patternSession(outputs, camera: camera, preset: preset)
+}
+
+/// A running session on a test-pattern camera with one output, its events
+/// followed from before the start, two frames taken.
+private func running(clock: any WaitingClock = SystemWaitingClock()) async throws
+    -> (SyntheticCamera, VideoDataOutput, CaptureSession, AsyncStream<CaptureSession.Event>) {
+    let camera = SyntheticCamera()
+    let output = VideoDataOutput()
+    let s = try patternSession([output], camera: camera, clock: clock)
+    let events = s.events()
+    try s.startRunning()
+    _ = try await take(2, from: output)
+    return (camera, output, s, events)
 }
 
 @Suite struct CaptureSessionTests {
@@ -272,12 +286,7 @@ private func session(_ camera: SyntheticCamera, outputs: [VideoDataOutput], pres
     }
 
     @Test func eventsTellStartStopAndInterruption() async throws {
-        let camera = SyntheticCamera()
-        let output = VideoDataOutput()
-        let s = try session(camera, outputs: [output])
-        let events = s.events()
-        try s.startRunning()
-        _ = try await take(2, from: output)
+        let (camera, output, s, events) = try await running()
         camera.setConnected(false)
         #expect(await waitUntil { s.isInterrupted })
         camera.setConnected(true)
@@ -334,12 +343,7 @@ private func session(_ camera: SyntheticCamera, outputs: [VideoDataOutput], pres
     }
 
     @Test func aSilentCameraIsAnInterruptionThatEndsWhenFramesReturn() async throws {
-        let camera = SyntheticCamera()
-        let output = VideoDataOutput()
-        let s = try session(camera, outputs: [output])
-        let events = s.events()
-        try s.startRunning()
-        _ = try await take(2, from: output)
+        let (camera, output, s, events) = try await running()
         camera.setStalled(true)
         var iterator = events.makeAsyncIterator()
         var interrupted = false
@@ -363,13 +367,8 @@ private func session(_ camera: SyntheticCamera, outputs: [VideoDataOutput], pres
     /// clock has moved past the stall limit, however little real time has
     /// passed, and frames that return end it.
     @Test func theStallIsJudgedOnTheSessionsClock() async throws {
-        let camera = SyntheticCamera()
-        let output = VideoDataOutput()
         let clock = ManualClock()
-        let s = try patternSession([output], camera: camera, clock: clock)
-        let events = s.events()
-        try s.startRunning()
-        _ = try await take(2, from: output)
+        let (camera, _, s, events) = try await running(clock: clock)
         camera.setStalled(true)
         // Frames still queued are freed first (the silence may be the outputs'
         // own); past that, a second stretch of silence is the camera's.

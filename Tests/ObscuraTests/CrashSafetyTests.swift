@@ -50,22 +50,31 @@ import TestSupport
         return (r.stdout.components(separatedBy: "last-message = chain").count - 1, r.status)
     }
 
+    /// `program ARGUMENTS` started and killed with SIGKILL after `delay`
+    /// seconds: what it wrote to standard error, or why it did not start.
+    static func killed(_ program: String, _ arguments: [String], after delay: Double) -> Result<String, any Error> {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = arguments
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        do { try process.run() } catch { return .failure(error) }
+        usleep(useconds_t(delay * 1e6))
+        kill(process.processIdentifier, SIGKILL)
+        let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return .success(log)
+    }
+
     func trial(_ n: Int, container: String, in dir: String) -> Trial {
         var t = Trial()
         // Spread evenly over 0–3 s, each instant jittered within its slot.
         t.delay = (Double(n) + Double.random(in: 0..<1)) * 3.0 / Double(Self.trials)
         let file = "\(dir)/kill-\(n).\(container)"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: obscura)
-        process.arguments = ["record", "--camera", "synthetic", "--size", "640x480", "--duration", "60", "--output", file]
-        let err = Pipe()
-        process.standardError = err
-        process.standardOutput = FileHandle.nullDevice
-        do { try process.run() } catch { t.left = "did not start: \(error)"; return t }
-        usleep(useconds_t(t.delay * 1e6))
-        kill(process.processIdentifier, SIGKILL)
-        let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let run = Self.killed(obscura, ["record", "--camera", "synthetic", "--size", "640x480", "--duration", "60", "--output", file],
+                              after: t.delay)
+        guard case .success(let log) = run else { t.left = "did not start: \(run)"; return t }
         // The last progress line before the kill: "recording 2.1 s, 63 frames, …"
         t.reported = log.split(separator: "\n").compactMap { line -> Int? in
             guard line.contains("obscura: recording ") else { return nil }

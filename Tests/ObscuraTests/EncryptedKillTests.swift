@@ -84,19 +84,11 @@ import TestSupport
         let name = "k\(n)"
         let file = "\(dir)/\(name).\(container).age"
         let stamps = "\(dir)/\(name).txt"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: obscura)
-        process.arguments = ["record", "--camera", "synthetic", "--size", "1280x720", "--duration", "60", "--recipient", recipient,
-                             "--timestamps", stamps, "--output", file]
+        let arguments = ["record", "--camera", "synthetic", "--size", "1280x720", "--duration", "60", "--recipient", recipient,
+                         "--timestamps", stamps, "--output", file]
             + (t.aligned ? ["--align-to-age-chunks"] : []) + (t.segmented ? ["--segment", "1"] : [])
-        let err = Pipe()
-        process.standardError = err
-        process.standardOutput = FileHandle.nullDevice
-        do { try process.run() } catch { t.decrypt = "did not start: \(error)"; return t }
-        usleep(useconds_t(t.delay * 1e6))
-        kill(process.processIdentifier, SIGKILL)
-        let log = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let run = CrashSafetyTests.killed(obscura, arguments, after: t.delay)
+        guard case .success(let log) = run else { t.decrypt = "did not start: \(run)"; return t }
         // The last progress line: "recording 2.1 s, 63 frames, 1234 KiB, 30.0 fps, …"
         if let line = log.split(separator: "\n").last(where: { $0.contains("obscura: recording ") }) {
             let words = line.split(separator: " ")
@@ -169,10 +161,9 @@ import TestSupport
 
     @Test(arguments: ["mp4", "mov", "mkv"])
     func anEncryptedRecordingKilledAtAnyInstantDecryptsToAFileThatPlaysClean(container: String) throws {
-        try #require(FileManager.default.isExecutableFile(atPath: obscura), "build first: swift build")
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-kill-age-\(container)-\(getpid())").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scratch = try scratchForBuiltObscura("obscura-kill-age-\(container)")
+        let dir = scratch.path
+        defer { withExtendedLifetime(scratch) {} }
         let recipient = try makeAgeIdentity(in: dir)
         let results = Mutex<[Int: Trial]>([:])
         DispatchQueue.concurrentPerform(iterations: 2) { worker in
@@ -219,10 +210,9 @@ import TestSupport
     /// without sealing the first fragment at once nothing would be sealed yet.
     @Test(arguments: ["mp4", "mkv"])
     func aRecordingKilledRightAfterItsFirstFrameKeepsIt(container: String) throws {
-        try #require(FileManager.default.isExecutableFile(atPath: obscura), "build first: swift build")
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-early-age-\(container)-\(getpid())").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let scratch = try scratchForBuiltObscura("obscura-early-age-\(container)")
+        let dir = scratch.path
+        defer { withExtendedLifetime(scratch) {} }
         let recipient = try makeAgeIdentity(in: dir)
         let file = "\(dir)/e.\(container).age", stamps = "\(dir)/e.txt"
         let process = Process()

@@ -61,12 +61,7 @@ import ObscuraFiles
     func theMoviesCreationTimeIsItsFirstFramesWallClock(policy: CreationTimePolicy, container: MovieContainer) async throws {
         let output = MovieFileOutput()
         output.maxRecordedDuration = .seconds(1)
-        let session = CaptureSession()
-        session.beginConfiguration()
-        try session.addInput(CaptureDeviceInput(device: CaptureDevice(source: SyntheticCamera())))
-        try session.addOutput(output)
-        try session.setSessionPreset(.vga640x480)
-        try session.commitConfiguration()
+        let session = try patternSession([output])
         try session.startRunning()
         defer { try? session.stopRunning() }
         let dir = try TemporaryDirectory()

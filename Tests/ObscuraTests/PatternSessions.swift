@@ -1,5 +1,6 @@
 import Foundation
 import TestSupport
+import Testing
 import ObscuraSystem
 @testable import ObscuraCapture
 @testable import ObscuraTestPattern
@@ -32,4 +33,14 @@ extension CaptureSession {
         let base = deliveredFrameCount
         return await waitUntil(within: .seconds(60)) { self.deliveredFrameCount >= base + count }
     }
+}
+
+/// The `obscura` this package built, for tests that run it.
+let builtObscura = packageRoot + "/.build/debug/obscura"
+
+/// A scratch folder (removed when let go) for a test that runs the built
+/// `obscura`, which must exist.
+func scratchForBuiltObscura(_ label: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> TemporaryDirectory {
+    try #require(FileManager.default.isExecutableFile(atPath: builtObscura), "build first: swift build", sourceLocation: sourceLocation)
+    return try TemporaryDirectory(label)
 }

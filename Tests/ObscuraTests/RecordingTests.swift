@@ -9,10 +9,6 @@ import TestSupport
 @testable import ObscuraRecording
 import ObscuraFiles
 
-private func recordingSession(_ output: MovieFileOutput, camera: SyntheticCamera = SyntheticCamera()) throws -> CaptureSession {
-    try patternSession([output], camera: camera)
-}
-
 private func finish(_ events: AsyncStream<RecordingEvent>) async -> (RecordingFinishReason, RecordingProgress)? {
     for await event in events {
         if case .finished(_, let reason, let progress) = event { return (reason, progress) }
@@ -22,6 +18,19 @@ private func finish(_ events: AsyncStream<RecordingEvent>) async -> (RecordingFi
 
 private func path(_ name: String) -> String { scratchPath("recording", name) }
 
+/// A movie output (set up by `configure`) recording to `name` on a running
+/// test-pattern session.
+private func recording(_ name: String, _ configure: (MovieFileOutput) -> Void = { _ in }) throws
+    -> (MovieFileOutput, CaptureSession, String, AsyncStream<RecordingEvent>) {
+    let output = MovieFileOutput()
+    configure(output)
+    let session = try patternSession([output])
+    let file = path(name)
+    let events = try output.startRecording(to: file)
+    try session.startRunning()
+    return (output, session, file, events)
+}
+
 @Suite(.serialized) struct MovieFileOutputTests {
     /// A storage call that does not return (here the open of the file: a
     /// FIFO with no reader holds it, as a hung drive holds a write) is
@@ -30,7 +39,7 @@ private func path(_ name: String) -> String { scratchPath("recording", name) }
     /// the call returns.
     @Test func aRecordingHeldInsideAStorageCallSaysHowLongItHasWaited() async throws {
         let output = MovieFileOutput()
-        let session = try recordingSession(output)
+        let session = try patternSession([output])
         let file = path("held.mp4")
         let partial = file + ".partial"
         unlink(partial)
@@ -63,12 +72,7 @@ private func path(_ name: String) -> String { scratchPath("recording", name) }
     }
 
     @Test func aMaximumDurationEndsTheRecordingWithThatReason() async throws {
-        let output = MovieFileOutput()
-        output.maxRecordedDuration = .seconds(2)
-        let session = try recordingSession(output)
-        let file = path("duration.mp4")
-        let events = try output.startRecording(to: file)
-        try session.startRunning()
+        let (_, session, file, events) = try recording("duration.mp4") { $0.maxRecordedDuration = .seconds(2) }
         let (reason, progress) = try #require(await finish(events))
         try session.stopRunning()
         #expect(reason == .maximumDurationReached)
@@ -85,12 +89,7 @@ private func path(_ name: String) -> String { scratchPath("recording", name) }
     }
 
     @Test func aMaximumSizeEndsTheRecordingWithThatReason() async throws {
-        let output = MovieFileOutput()
-        output.maxRecordedFileSize = 100_000
-        let session = try recordingSession(output)
-        let file = path("size.mp4")
-        let events = try output.startRecording(to: file)
-        try session.startRunning()
+        let (_, session, file, events) = try recording("size.mp4") { $0.maxRecordedFileSize = 100_000 }
         let (reason, progress) = try #require(await finish(events))
         try session.stopRunning()
         #expect(reason == .maximumFileSizeReached)
@@ -99,11 +98,7 @@ private func path(_ name: String) -> String { scratchPath("recording", name) }
     }
 
     @Test func stoppingTheSessionEndsTheRecordingAndKeepsTheFile() async throws {
-        let output = MovieFileOutput()
-        let session = try recordingSession(output)
-        let file = path("session.mp4")
-        let events = try output.startRecording(to: file)
-        try session.startRunning()
+        let (_, session, file, events) = try recording("session.mp4")
         #expect(await session.delivers(30))
         try session.stopRunning()
         let (reason, progress) = try #require(await finish(events))
@@ -114,7 +109,7 @@ private func path(_ name: String) -> String { scratchPath("recording", name) }
 
     @Test func stopRecordingFinishesAndASecondStartIsRefusedWhileRecording() async throws {
         let output = MovieFileOutput()
-        let session = try recordingSession(output)
+        let session = try patternSession([output])
         let file = path("stop.mp4")
         let events = try output.startRecording(to: file)
         #expect(throws: RecordingError.alreadyRecording) { _ = try output.startRecording(to: path("other.mp4")) }
@@ -137,11 +132,7 @@ private func path(_ name: String) -> String { scratchPath("recording", name) }
     }
 
     @Test func pauseAndResumeLeaveNoGapInTheTimeline() async throws {
-        let output = MovieFileOutput()
-        let session = try recordingSession(output)
-        let file = path("pause.mp4")
-        let events = try output.startRecording(to: file)
-        try session.startRunning()
+        let (output, session, file, events) = try recording("pause.mp4")
         let clock = ContinuousClock()
         let started = clock.now
         #expect(await session.delivers(24))
@@ -175,13 +166,7 @@ private func path(_ name: String) -> String { scratchPath("recording", name) }
     }
 
     @Test func segmentsSplitAtKeyframesWithoutLosingOrRepeatingAFrame() async throws {
-        let output = MovieFileOutput()
-        output.maxRecordedDuration = .milliseconds(3500)
-        output.segmentDuration = .seconds(1)
-        let session = try recordingSession(output)
-        let file = path("segmented.mp4")
-        let events = try output.startRecording(to: file)
-        try session.startRunning()
+        let (_, session, file, events) = try recording("segmented.mp4") { $0.maxRecordedDuration = .milliseconds(3500); $0.segmentDuration = .seconds(1) }
         var finished: [String] = []
         var result: (RecordingFinishReason, RecordingProgress)?
         for await event in events {
@@ -214,12 +199,7 @@ private func path(_ name: String) -> String { scratchPath("recording", name) }
     }
 
     @Test func tooLittleFreeSpaceStopsWithDiskFull() async throws {
-        let output = MovieFileOutput()
-        output.minFreeDiskSpace = Int.max  // no disk has that much
-        let session = try recordingSession(output)
-        let file = path("full.mp4")
-        let events = try output.startRecording(to: file)
-        try session.startRunning()
+        let (_, session, file, events) = try recording("full.mp4") { $0.minFreeDiskSpace = Int.max }  // no disk has that much
         let (reason, progress) = try #require(await finish(events))
         try session.stopRunning()
         #expect(reason == .diskFull)
@@ -231,7 +211,7 @@ private func path(_ name: String) -> String { scratchPath("recording", name) }
     @Test func aRecordingBeginsAtTheKeyframeAtOrBeforeTheTriggerMinusThePreRecordTime() async throws {
         let output = MovieFileOutput()
         output.maxRecordedDuration = .seconds(1)
-        let session = try recordingSession(output)
+        let session = try patternSession([output])
         try output.armPreRecording(duration: .seconds(2))
         try session.startRunning()
         // Until the buffer holds its two seconds (and a little).
@@ -288,7 +268,7 @@ private func path(_ name: String) -> String { scratchPath("recording", name) }
     @Test func losingTheCameraFinalizesTheRecordingWithThatReason() async throws {
         let output = MovieFileOutput()
         let camera = SyntheticCamera()
-        let session = try recordingSession(output, camera: camera)
+        let session = try patternSession([output], camera: camera)
         let file = path("lost.mp4")
         let events = try output.startRecording(to: file)
         try session.startRunning()
@@ -341,7 +321,7 @@ private final class FaultyEncoder: VideoEncoder {
         output.wrapEncoder = { FaultyEncoder($0, healthy: 30, stalls: stalls) }
         var settings = MovieSettings()
         settings.encoderStallFrames = 20
-        let session = try recordingSession(output)
+        let session = try patternSession([output])
         let file = path(stalls ? "stalled.mp4" : "vanished.mp4")
         let events = try output.startRecording(to: file, settings: settings)
         try session.startRunning()

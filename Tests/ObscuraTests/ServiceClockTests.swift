@@ -9,6 +9,22 @@ import ObscuraSystem
 /// interval and a recording's length follow a clock the test moves on by
 /// hand, with no wait for real time.
 @Suite(.serialized) struct ServiceClockTests {
+    /// A started pattern service on `clock`, in a fresh folder named `name`
+    /// (removed by `finish`).
+    private func started(_ name: String, clock: ManualClock) async throws -> (RecorderService, folder: String) {
+        let folder = scratchPath("service-clock", name)
+        try? FileManager.default.removeItem(atPath: folder)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let service = try service(in: folder, clock: clock)
+        try await service.start()
+        return (service, folder)
+    }
+
+    private func finish(_ service: RecorderService, _ folder: String) async {
+        await service.shutdown()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
     private func service(in folder: String, clock: ManualClock) throws -> RecorderService {
         let path = try PatternService.writeConfiguration(in: folder, metricsInterval: 10)
         let configuration = try ServiceConfiguration.load(path)
@@ -25,13 +41,8 @@ import ObscuraSystem
     }
 
     @Test func metricsAreWrittenAtTheirIntervalOnTheServicesClock() async throws {
-        let folder = scratchPath("service-clock", "metrics")
-        try? FileManager.default.removeItem(atPath: folder)
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
         let clock = ManualClock()
-        let service = try service(in: folder, clock: clock)
-        try await service.start()
+        let (service, folder) = try await started("metrics", clock: clock)
         let metrics = folder + "/obscura.prom"
         #expect(FileManager.default.fileExists(atPath: metrics), "no metrics at the start")
         try FileManager.default.removeItem(atPath: metrics)
@@ -40,23 +51,18 @@ import ObscuraSystem
         #expect(!FileManager.default.fileExists(atPath: metrics), "metrics rewritten before their interval")
         await round(clock)
         #expect(FileManager.default.fileExists(atPath: metrics), "metrics not rewritten once 10 s passed on the clock since the start")
-        await service.shutdown()
+        await finish(service, folder)
     }
 
     @Test func aRecordingsLengthIsTheClocksTime() async throws {
-        let folder = scratchPath("service-clock", "elapsed")
-        try? FileManager.default.removeItem(atPath: folder)
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
         let clock = ManualClock()
-        let service = try service(in: folder, clock: clock)
-        try await service.start()
+        let (service, folder) = try await started("elapsed", clock: clock)
         #expect(await service.startRecording() != nil)
         clock.advance(by: .seconds(90))
         let status = await service.currentStatus()
         #expect(status.state == "recording")
         #expect(abs(status.elapsedSeconds - 90) < 0.001, "elapsed \(status.elapsedSeconds) s after 90 s on the clock")
         await service.stopRecording()
-        await service.shutdown()
+        await finish(service, folder)
     }
 }

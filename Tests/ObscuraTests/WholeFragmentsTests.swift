@@ -68,11 +68,10 @@ import TestSupport
     /// one error, and the frames it finds grow with the fragments kept.
     @Test(arguments: ["mp4", "mov", "mkv"])
     func aRecordingCutAnywhereAndTrimmedDecodesWithNoError(container: String) throws {
-        let obscura = packageRoot + "/.build/debug/obscura"
-        try #require(FileManager.default.isExecutableFile(atPath: obscura), "build first: swift build")
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-whole-\(container)-\(getpid())").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let obscura = builtObscura
+        let scratch = try scratchForBuiltObscura("obscura-whole-\(container)")
+        let dir = scratch.path
+        defer { withExtendedLifetime(scratch) {} }
         let file = "\(dir)/r.\(container)"
         let made = try runProgram(obscura, ["record", "--camera", "synthetic", "--size", "640x480", "--duration", "3", "--output", file])
         try #require(made.status == 0, "\(made.stderr)")
@@ -145,11 +144,10 @@ import TestSupport
     /// chunks, is whole fragments), and the file decodes with no error.
     @Test(arguments: ["mp4", "mov", "mkv"])
     func alignedRecordingsStartEveryFragmentOnAChunk(container: String) throws {
-        let obscura = packageRoot + "/.build/debug/obscura"
-        try #require(FileManager.default.isExecutableFile(atPath: obscura), "build first: swift build")
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-aligned-\(container)-\(getpid())").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let obscura = builtObscura
+        let scratch = try scratchForBuiltObscura("obscura-aligned-\(container)")
+        let dir = scratch.path
+        defer { withExtendedLifetime(scratch) {} }
         let recipient = try makeAgeIdentity(in: dir)
         let file = "\(dir)/r.\(container).age"
         let recorded = try runProgram(obscura, ["record", "--camera", "synthetic", "--size", "640x480", "--duration", "4", "--bit-rate", "1000000",
