@@ -113,6 +113,16 @@ public enum Limits {
     public static let iso = Limit(25.0...12_800.0, "ISO")
     public static let bitsPerSample = Limit(8...16, "bits")
 
+    // Picture health
+    /// Mean luma at or below which a picture is dark (0–255).
+    public static let darkLuma = Limit(0.0...255.0, "luma (0–255)")
+    /// Neighbouring grid points' mean difference at or below which a picture has no detail.
+    public static let flatDetail = Limit(0.0...255.0, "luma (0–255)")
+    /// How long a condition holds before it is declared, or is gone before it clears.
+    public static let conditionSeconds = Limit(0.1...3600.0, "seconds")
+    /// Frames a second the picture is looked at.
+    public static let healthFramesPerSecond = Limit(0.1...240.0, "frames per second")
+
     // Sound
     public static let sampleRate = Limit(8_000...192_000, "Hz")
     public static let channels = Limit(1...8, "channels")

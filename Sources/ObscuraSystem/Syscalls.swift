@@ -323,6 +323,13 @@ extension Syscalls {
     }
 
     /// CLOCK_MONOTONIC in nanoseconds (the clock of camera and GPIO timestamps).
+    /// CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID), ns.
+    public static func threadCPUNanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
     public static func monotonicNanoseconds() -> UInt64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)

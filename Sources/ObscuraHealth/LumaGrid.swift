@@ -1,0 +1,132 @@
+import ObscuraMedia
+
+/// A frame's brightness read at a fixed grid of points, never a copy of the
+/// frame: `columns` × `rows` points spread evenly over the picture, each the
+/// mean luma of `blockWidth` pixels of a row around it (8-bit scale, 0–255; a
+/// 10-bit sample's high byte; RGB weighted as BT.601 luma). A block, not one
+/// pixel, so that a sensor's noise does not pass for detail. The cost is the
+/// grid's, whatever the frame's size.
+public struct LumaGrid: Sendable, Equatable {
+    public let columns: Int
+    public let rows: Int
+    public let blockWidth: Int
+
+    public init(columns: Int = 32, rows: Int = 18, blockWidth: Int = 4) {
+        precondition(columns >= 2 && rows >= 2 && blockWidth >= 1, "a luma grid has at least 2 × 2 points of a pixel or more")
+        self.columns = columns
+        self.rows = rows
+        self.blockWidth = blockWidth
+    }
+
+    /// Where a format keeps its luma in the first plane.
+    enum Layout: Equatable {
+        /// One byte of luma every `stride` bytes from `offset`.
+        case direct(offset: Int, stride: Int)
+        /// Red, green and blue bytes at these offsets in each `stride`-byte pixel.
+        case rgb(red: Int, green: Int, blue: Int, stride: Int)
+    }
+
+    /// nil: a format whose luma this grid cannot read (Bayer, compressed).
+    static func layout(of format: PixelFormat) -> Layout? {
+        switch format {
+        case .nv12, .nv21, .nv16, .yuv420: .direct(offset: 0, stride: 1)
+        case .yuyv: .direct(offset: 0, stride: 2)
+        case .uyvy: .direct(offset: 1, stride: 2)
+        // 16-bit little-endian samples, the value in the high bits: the high byte.
+        case .p010, .p210: .direct(offset: 1, stride: 2)
+        // DRM fourccs name the bits of a little-endian word: XR24 is B, G, R, X in memory.
+        case .xrgb8888, .argb8888: .rgb(red: 2, green: 1, blue: 0, stride: 4)
+        case .xbgr8888: .rgb(red: 0, green: 1, blue: 2, stride: 4)
+        case .rgb888: .rgb(red: 2, green: 1, blue: 0, stride: 3)
+        case .bgr888: .rgb(red: 0, green: 1, blue: 2, stride: 3)
+        default: nil
+        }
+    }
+
+    public static func canRead(_ format: PixelFormat) -> Bool { layout(of: format) != nil }
+
+    /// The grid's points of `frame`, row by row, read under the frame's
+    /// CPU-access bracket; nil when its format has no luma this can read.
+    public func sample(_ frame: VideoFrame) -> [UInt8]? {
+        guard let layout = Self.layout(of: frame.format), frame.size.width > 0, frame.size.height > 0 else { return nil }
+        return frame.withCPUAccess { planes -> [UInt8]? in
+            guard let plane = planes.first else { return nil }
+            return sample(plane, size: frame.size, layout: layout)
+        }
+    }
+
+    func sample(_ plane: FramePlane, size: PixelSize, layout: Layout) -> [UInt8]? {
+        let bytes = plane.base.assumingMemoryBound(to: UInt8.self)
+        let block = min(blockWidth, size.width)
+        let pixelBytes = switch layout {
+        case .direct(_, let stride), .rgb(_, _, _, let stride): stride
+        }
+        // The last byte any point reads must be in the plane.
+        let lastRow = (2 * rows - 1) * size.height / (2 * rows)
+        guard lastRow * plane.stride + size.width * pixelBytes <= plane.length else { return nil }
+        let firsts = (0..<columns).map { column in
+            min(max(0, (2 * column + 1) * size.width / (2 * columns) - block / 2), size.width - block)
+        }
+        return [UInt8](unsafeUninitializedCapacity: columns * rows) { points, count in
+            for row in 0..<rows {
+                let rowBytes = bytes + (2 * row + 1) * size.height / (2 * rows) * plane.stride
+                for (column, first) in firsts.enumerated() {
+                    let sum = Self.blockSum(rowBytes + first * pixelBytes, pixels: block, layout: layout)
+                    points[row * columns + column] = UInt8((sum + block / 2) / block)
+                }
+            }
+            count = columns * rows
+        }
+    }
+
+    /// The luma of `pixels` pixels from `start`, summed.
+    @inline(__always)
+    static func blockSum(_ start: UnsafePointer<UInt8>, pixels: Int, layout: Layout) -> Int {
+        var sum = 0
+        switch layout {
+        case .direct(let offset, let stride):
+            for i in 0..<pixels { sum += Int(start[i * stride + offset]) }
+        case .rgb(let red, let green, let blue, let stride):
+            for i in 0..<pixels {
+                let p = start + i * stride
+                sum += (77 * Int(p[red]) + 150 * Int(p[green]) + 29 * Int(p[blue])) >> 8
+            }
+        }
+        return sum
+    }
+}
+
+/// What a grid of luma points says of a picture.
+public struct PictureMeasure: Sendable, Equatable {
+    /// Mean luma, 0–255 (video range puts black at 16).
+    public let mean: Double
+    /// Standard deviation of the points: how much the picture varies at all.
+    public let spread: Double
+    /// Mean absolute difference between neighbouring points, across and
+    /// down: how much detail there is at the grid's scale.
+    public let detail: Double
+}
+
+extension PictureMeasure {
+    public init(points: [UInt8], columns: Int) {
+        precondition(columns > 0 && points.count % columns == 0, "a grid's points fill whole rows")
+        let n = Double(points.count)
+        var sum = 0, squares = 0, differences = 0, pairs = 0
+        for (i, point) in points.enumerated() {
+            let v = Int(point)
+            sum += v
+            squares += v * v
+            if i % columns + 1 < columns {
+                differences += abs(v - Int(points[i + 1]))
+                pairs += 1
+            }
+            if i + columns < points.count {
+                differences += abs(v - Int(points[i + columns]))
+                pairs += 1
+            }
+        }
+        let mean = Double(sum) / n
+        self.init(mean: mean, spread: (max(0, Double(squares) / n - mean * mean)).squareRoot(),
+                  detail: pairs == 0 ? 0 : Double(differences) / Double(pairs))
+    }
+}

@@ -1,0 +1,126 @@
+import ArgumentParser
+import Foundation
+import ObscuraCapture
+import ObscuraHealth
+import ObscuraMedia
+import ObscuraSystem
+
+struct WatchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "watch",
+        abstract: "Watch a camera's picture for darkness, no detail (covered) and freezing, as the service does.",
+        discussion: """
+        Looks at up to --rate frames a second, each through a grid of 32 × 18 \
+        points of its luma (never a copy of the frame), and prints a line when a \
+        condition is declared (it held for --hold seconds) or cleared (gone for \
+        --clear-after seconds); with --measures, the grid's mean, spread and detail \
+        once a second, to choose thresholds for a place. Ends after --seconds \
+        (or when a file camera's frames end) with the CPU time per frame looked at.
+        """)
+
+    @Option(help: "Camera id (see `obscura devices`), synthetic, or file:PATH (raw frames, with --size and --pixel-format).")
+    var camera: String?
+    @Option(help: "Frame size, e.g. 1920x1080.") var size: String?
+    @Option(help: "Camera pixel format fourcc, e.g. NV12.") var pixelFormat: String?
+    @Option(help: "How long to watch, in seconds.") var seconds: Double = 30
+    @Option(help: "Dark: mean luma at or below this (0–255; black is 16).") var darkLuma: Double = PictureHealthSettings().darkLuma
+    @Option(help: "No detail: neighbouring points differ by at most this on average.") var flatDetail: Double = PictureHealthSettings().flatDetail
+    @Option(help: "Seconds a condition holds before it is declared.") var hold: Double = 10
+    @Option(help: "Seconds a condition is gone before it clears.") var clearAfter: Double = 2
+    @Option(help: "Frames a second looked at.") var rate: Double = PictureHealthSettings().framesPerSecond
+    @Option(help: "Conditions watched, comma-separated: dark, no_detail, frozen.") var conditions: String = "dark,no_detail,frozen"
+    @Flag(help: "Print the grid's measures once a second.") var measures = false
+
+    func validate() throws {
+        try Options.check {
+            _ = try settings()
+            try Limits.runSeconds.check(seconds, "--seconds")
+            if let size { _ = try Options.size(size, "--size") }
+        }
+    }
+
+    /// The options as the picture check takes them, each checked against its range.
+    func settings() throws -> PictureHealthSettings {
+        var s = PictureHealthSettings()
+        s.darkLuma = try Limits.darkLuma.check(darkLuma, "--dark-luma")
+        s.flatDetail = try Limits.flatDetail.check(flatDetail, "--flat-detail")
+        s.hold = .checkedSeconds(try Limits.conditionSeconds.check(hold, "--hold"))
+        s.clearAfter = .checkedSeconds(try Limits.conditionSeconds.check(clearAfter, "--clear-after"))
+        s.framesPerSecond = try Limits.healthFramesPerSecond.check(rate, "--rate")
+        s.watched = try watched()
+        return s
+    }
+
+    func watched() throws -> Set<PictureCondition> {
+        let names = conditions.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        return Set(try names.map { name in
+            guard let c = PictureCondition(rawValue: name) else {
+                throw UserFacingError("--conditions: \"\(name)\" is not one; allowed: dark, no_detail, frozen")
+            }
+            return c
+        })
+    }
+
+    func run() async throws {
+        try await Self.reporting { try await watch() }
+    }
+
+    private func watch() async throws {
+        let settings = try settings()
+        let device = try CameraChoice.device(camera)
+        let chosen = try CameraChoice.applyFormat(device, format: pixelFormat.map { PixelFormat($0) },
+                                                  size: try size.map { try Options.size($0, "--size") })
+        let output = VideoDataOutput(alwaysDiscardsLateVideoFrames: true, queueDepth: 1)
+        let session = CaptureSession(log: { Log.note($0) })
+        session.beginConfiguration()
+        try session.addInput(CaptureDeviceInput(device: device))
+        try session.addOutput(output)
+        try session.setSessionPreset(chosen ? .inputPriority : .high)
+        try session.commitConfiguration()
+        if let format = session.activeConfiguration?.streams.first?.pixelFormat, !LumaGrid.canRead(format) {
+            throw UserFacingError("the camera delivers \(format), whose luma the picture check cannot read; give --pixel-format NV12 (or another YUV or RGB format)")
+        }
+        try session.startRunning()
+        let stopper = Task {
+            try? await Task.sleep(for: .checkedSeconds(seconds))
+            output.queue.close()
+        }
+        let summary = await follow(output.frames, settings: settings)
+        stopper.cancel()
+        if session.state != .stopped { try session.stopRunning() }
+        Log.output(summary)
+    }
+
+    /// Looks at the frames until they end; the summary line.
+    private func follow(_ frames: VideoDataFrames, settings: PictureHealthSettings) async -> String {
+        var health = PictureHealth(settings: settings)
+        var delivered = 0, cpu: UInt64 = 0
+        var first: UInt64?, lastMeasure: UInt64 = 0
+        for await frame in frames {
+            delivered += 1
+            let start = first ?? frame.timestampNanoseconds
+            first = start
+            let before = Syscalls.threadCPUNanoseconds()
+            let changes = health.look(at: frame)
+            cpu += Syscalls.threadCPUNanoseconds() - before
+            let at = Double(frame.timestampNanoseconds &- start) / 1e9
+            for change in changes { Log.output(Self.describe(change, at: at)) }
+            if measures, let m = health.last, frame.timestampNanoseconds >= lastMeasure + 1_000_000_000 {
+                lastMeasure = frame.timestampNanoseconds
+                Log.output(String(format: "%.1f s: mean %.1f spread %.1f detail %.2f", at, m.mean, m.spread, m.detail))
+            }
+        }
+        let perFrame = health.looked == 0 ? 0 : Double(cpu) / Double(health.looked) / 1000
+        let now = health.declared.map(\.rawValue).sorted().joined(separator: ", ")
+        return String(format: "looked at %d of %d frames, %.1f µs CPU per frame looked at; declared now: %@",
+                      health.looked, delivered, perFrame, now.isEmpty ? "none" : now)
+    }
+
+    static func describe(_ change: PictureHealth.Change, at: Double) -> String {
+        let m = change.measure
+        let seen = String(format: "mean %.1f, spread %.1f, detail %.2f", m.mean, m.spread, m.detail)
+        return change.declared
+            ? String(format: "%.1f s: %@ declared (%@)", at, change.condition.rawValue, seen)
+            : String(format: "%.1f s: %@ cleared after %.1f s (%@)", at, change.condition.rawValue, Double(change.since) / 1e9, seen)
+    }
+}
