@@ -131,9 +131,28 @@ final class FileOutput {
         writeSealed(encryptor.update(filler.bytes(filler.minimum)))
     }
 
+    /// Sealed bytes held back while `atOnce` runs.
+    private var heldSealed: [UInt8]?
+
+    /// Runs `body` (a commit and the chunk alignment that ends a fragment)
+    /// and writes what it sealed with one call, not a call per step: a kill
+    /// then finds the fragment's chunks in the file all or none, unless it
+    /// cuts that one write itself.
+    func atOnce(_ body: () -> Void) {
+        heldSealed = []
+        body()
+        let held = heldSealed ?? []
+        heldSealed = nil
+        writeSealed(held)
+    }
+
     /// Appends sealed bytes to the file (hashing them).
     private func writeSealed(_ bytes: [UInt8]) {
         guard !bytes.isEmpty, error == nil else { return }
+        if heldSealed != nil {
+            heldSealed!.append(contentsOf: bytes)
+            return
+        }
         var done = 0
         let written = bytes.withUnsafeBytes { b in
             Result { () throws(SystemError) in

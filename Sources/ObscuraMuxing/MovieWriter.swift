@@ -321,13 +321,15 @@ public final class MovieWriter {
     /// A call into the muxer succeeded: the file ends at a whole fragment.
     private func wholeSoFar() {
         guard let output, output.error == nil else { return }
-        output.commit()
-        if alignment != nil || completeSize == headerSize, encrypted, packetsWritten > 0, output.size > completeSize {
-            // Whole fragments came (where this writer ended one, or the
-            // muxer did; or the first, always): filled up to age's chunk,
-            // which is sealed.
-            output.alignToChunk()
-            alignment?.aligned()
+        output.atOnce {
+            output.commit()
+            if alignment != nil || completeSize == headerSize, encrypted, packetsWritten > 0, output.size > completeSize {
+                // Whole fragments came (where this writer ended one, or the
+                // muxer did; or the first, always): filled up to age's chunk,
+                // which is sealed.
+                output.alignToChunk()
+                alignment?.aligned()
+            }
         }
         guard output.error == nil else { return }
         completeSize = output.size
