@@ -82,7 +82,7 @@ let package = Package(
         .target(name: "ObscuraRecording", dependencies: ["ObscuraAge", "ObscuraConversion", "ObscuraOverlay", "ObscuraCapture", "ObscuraEncoding", "ObscuraMuxing", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraPhoto", dependencies: ["CImage", "CV4L2", "ObscuraConversion", "ObscuraOverlay", "ObscuraCapture", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraPreview", dependencies: ["CLibDRM", "CFFmpeg", "ObscuraConversion", "ObscuraOverlay", "ObscuraCapture", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
-        .target(name: "ObscuraService", dependencies: ["CTOML", logging, "ObscuraAge", "ObscuraFiles", "ObscuraOverlay", "ObscuraAudio", "ObscuraPhoto", "ObscuraPreview", "ObscuraCapture", "ObscuraTestPattern", "ObscuraRecording", "ObscuraGPIO", "ObscuraMedia", "ObscuraSystem"]),
+        .target(name: "ObscuraService", dependencies: ["CTOML", logging, "ObscuraAge", "ObscuraFiles", "ObscuraOverlay", "ObscuraAudio", "ObscuraPhoto", "ObscuraPreview", "ObscuraCapture", "ObscuraTestPattern", "ObscuraRecording", "ObscuraGPIO", "ObscuraHealth", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraRetrieval", dependencies: ["ObscuraAge", "ObscuraFiles", "ObscuraMuxing", "ObscuraSystem"]),
         .executableTarget(name: "obscura", dependencies: [
             "ObscuraRetrieval", "ObscuraAudio", "ObscuraAge", "ObscuraOverlay",

@@ -1,6 +1,9 @@
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 #include <libavutil/avutil.h>
+#include <libavutil/avstring.h>
+#include <libavutil/mem.h>
+#include <string.h>
 #include <libavutil/audio_fifo.h>
 #include <libavutil/channel_layout.h>
 #include <libavutil/imgutils.h>
@@ -31,4 +34,25 @@ static inline const enum AVPixelFormat *obscura_codec_pixel_formats(const AVCode
         (*count)++;
     return formats;
 #endif
+}
+
+/* One line of text as a packet of `ctx`'s text encoder (mov_text, subrip),
+   which takes a cue in ASS's event form ("ReadOrder,Layer,Style,Name,
+   MarginL,MarginR,MarginV,Effect,Text"). Returns the packet's size, or a
+   negative AVERROR. */
+static inline int obscura_encode_text(AVCodecContext *ctx, const char *text, uint8_t *out, int size) {
+    AVSubtitleRect rect;
+    AVSubtitleRect *rects[1] = { &rect };
+    AVSubtitle cue;
+    memset(&rect, 0, sizeof rect);
+    memset(&cue, 0, sizeof cue);
+    char *event = av_asprintf("0,0,Default,,0,0,0,,%s", text);
+    if (!event) return AVERROR(ENOMEM);
+    rect.type = SUBTITLE_ASS;
+    rect.ass = event;
+    cue.num_rects = 1;
+    cue.rects = rects;
+    int n = avcodec_encode_subtitle(ctx, out, size, &cue);
+    av_free(event);
+    return n;
 }

@@ -52,7 +52,8 @@ public final class CaptureDevice: Sendable, CustomStringConvertible {
         var running = false
     }
 
-    let source: FrameSource
+    /// What gives the frames: libcamera's camera, or the test pattern.
+    public let source: FrameSource
     let state = Mutex(State())
     public let uniqueID: String
     public let localizedName: String

@@ -12,6 +12,8 @@ public enum LEDPattern: Sendable, Equatable, CustomStringConvertible {
     public static let recording = LEDPattern.on
     /// Something is wrong: fast blink.
     public static let error = LEDPattern.blink(on: .milliseconds(100), off: .milliseconds(100))
+    /// The recorder works but its picture needs a look (dark, covered, frozen): long on, short off.
+    public static let attention = LEDPattern.blink(on: .milliseconds(900), off: .milliseconds(300))
     /// Flash in auto mode: slow blink.
     public static let flashAuto = LEDPattern.blink(on: .milliseconds(500), off: .milliseconds(500))
 

@@ -76,6 +76,9 @@ public final class MovieWriter {
     private var audioStream: UnsafeMutablePointer<AVStream>?
     private var audioTimeBase = AVRational(num: 1, den: 48_000)
     public private(set) var audioPacketsWritten = 0
+    /// The marks' text track (`MarkTrack`) and its stream, when asked for.
+    private var marks: (track: MarkTrack, stream: UnsafeMutablePointer<AVStream>)?
+    public private(set) var marksWritten = 0
     /// The file's bytes: those written so far (what the muxer still buffers
     /// is not yet in it), and once finished the file's whole size, header,
     /// index and trailer included (as encrypted: the age file's).
@@ -118,10 +121,11 @@ public final class MovieWriter {
     /// `alignedToChunks` (encrypted only): every fragment ends where one of
     /// age's 64 KiB chunks ends (see `FragmentAlignment`), so what `age -d`
     /// gives of a file cut off is whole fragments; it costs filler.
+    /// `marked`: a timed text track for `writeMark` (MP4, MOV, Matroska).
     public init(path: String, container: MovieContainer, video: CodecParameters,
                 fragmentDuration: Duration? = .seconds(1), partialDirectory: String? = nil,
                 audio: CodecParameters? = nil, creationTime: Date? = nil,
-                recipients: [AgeRecipient] = [], alignedToChunks: Bool = false) throws {
+                recipients: [AgeRecipient] = [], alignedToChunks: Bool = false, marked: Bool = false) throws {
         self.path = path
         self.container = container
         // An encrypted file's first fragment is always aligned (so a kill
@@ -159,6 +163,17 @@ public final class MovieWriter {
                 // The muxer waits for both tracks before writing; never long,
                 // so a killed process still loses at most about a fragment.
                 ctx.pointee.max_interleave_delta = 500_000
+            }
+            if marked, let track = try MarkTrack(container: container) {
+                guard let m = avformat_new_stream(ctx, nil) else {
+                    throw FFmpegError(call: "avformat_new_stream (marks)", code: obscura_averror(ENOMEM))
+                }
+                // On the video's clock: libavformat 5.1's MP4 muxer compares
+                // a text track's end with other tracks' times as they are,
+                // without converting them.
+                try track.describe(m, timeBase: video.timeBase)
+                marks = (track, m)
+                // Packets go to the muxer as they come (`mux`).
             }
             let file = try FileOutput(path: partialPath, encryptor: encryptor, filler: filler)
             output = file
@@ -251,6 +266,7 @@ public final class MovieWriter {
             if !overflow, delta > 0 { lastDuration = delta }
         }
         previousDTS = dts
+        try fillMarks(before: dts)
         try emit(packet)
     }
 
@@ -267,7 +283,7 @@ public final class MovieWriter {
         if packet.isKeyframe, fragmentOpen, alignment == nil { try endFragment() }
         av_packet_rescale_ts(raw, codecTimeBase, stream.pointee.time_base)
         let size = Int(raw.pointee.size)
-        try toFile(av_interleaved_write_frame(context, raw), "av_interleaved_write_frame")
+        try toFile(mux(context, raw), muxCall)
         if alignment != nil, let output, output.size > completeSize {
             // The muxer ended a fragment itself (Matroska, before a keyframe):
             // it is aligned now, and the next one starts with this packet.
@@ -373,7 +389,7 @@ public final class MovieWriter {
         raw.pointee.stream_index = audioStream.pointee.index
         av_packet_rescale_ts(raw, audioTimeBase, audioStream.pointee.time_base)
         let size = Int(raw.pointee.size)
-        try toFile(av_interleaved_write_frame(context, raw), "av_interleaved_write_frame (audio)")
+        try toFile(mux(context, raw), muxCall + " (audio)")
         if alignment != nil, let output, output.size > completeSize { wholeSoFar() }
         alignment?.took(bytes: size, video: false)
         audioPacketsWritten += 1
@@ -382,6 +398,60 @@ public final class MovieWriter {
     }
 
     public var hasAudio: Bool { audioStream != nil }
+    public var hasMarks: Bool { marks != nil }
+
+    /// Writes a mark: `text` shown from `microseconds` of the file's time
+    /// (or just after the last mark) in its text track; nothing without one.
+    public func writeMark(_ text: String, atMicroseconds microseconds: Int64) throws {
+        try storageTookWhatWasSynced()
+        guard let marks, context != nil, !finished else { return }
+        for cue in try marks.track.cue(text, at: max(0, microseconds) / 1000, streamIndex: marks.stream.pointee.index) {
+            try writeCue(cue)
+        }
+    }
+
+    /// Hands `packet` to the muxer. With a marks' track, as it comes
+    /// (`av_write_frame`): libavformat's interleaving holds every packet
+    /// until each track has one queued, and the marks' track, however far
+    /// ahead it is filled, is empty in between, which held the video back
+    /// up to the interleaving's limit (half a second, measured: 20 frames
+    /// recorded and not in the file where a fragment is 15). A fragmented
+    /// MP4 keeps each track's samples apart, and Matroska takes a block a
+    /// little before its cluster's time, so neither needs the packets in
+    /// order across tracks. Without one, interleaved as before.
+    private func mux(_ context: UnsafeMutablePointer<AVFormatContext>, _ packet: UnsafeMutablePointer<AVPacket>) -> Int32 {
+        marks == nil ? av_interleaved_write_frame(context, packet) : av_write_frame(context, packet)
+    }
+
+    private var muxCall: String { marks == nil ? "av_interleaved_write_frame" : "av_write_frame" }
+
+    /// The marks' track covers the video packet at `dts` (and the next
+    /// two frames) before the packet reaches the muxer: libavformat's MP4
+    /// muxer otherwise puts in text samples of its own, which end a
+    /// fragment with a wrong duration and move later cues (`MarkTrack`).
+    /// Filled a quarter of a second ahead at a time (about four empty
+    /// samples a second), so a mark lands at most that much, and two
+    /// frames, after its frame (or after the cue before it).
+    private func fillMarks(before dts: Int64) throws {
+        guard let marks else { return }
+        let ahead = max(nominalInterval, lastDuration) * 2
+        let needed = av_rescale_q(dts &+ ahead, codecTimeBase, MarkTrack.timeBase) + 1
+        guard needed > marks.track.filledTo else { return }
+        try writeCue(marks.track.fill(upTo: needed + MarkTrack.fillAhead, streamIndex: marks.stream.pointee.index))
+    }
+
+    private func writeCue(_ cue: UnsafeMutablePointer<AVPacket>?) throws {
+        guard let cue, let context, let marks else { return }
+        defer {
+            var p: UnsafeMutablePointer<AVPacket>? = cue
+            av_packet_free(&p)
+        }
+        av_packet_rescale_ts(cue, MarkTrack.timeBase, marks.stream.pointee.time_base)
+        try toFile(mux(context, cue), muxCall + " (mark)")
+        marksWritten += 1
+        wholeSoFar()
+        syncWhatWasWritten()
+    }
 
     /// Writes the trailer, flushes to disk, and renames `.partial` to the final name.
     /// When that fails (a full disk), the file is closed as

@@ -68,6 +68,9 @@ public struct MovieSettings: Sendable, Equatable {
     /// filler (BENCHMARKS.md: about … at 1, 4 and 8 Mbit/s), and fragments
     /// up to twice `fragmentDuration`.
     public var alignsFragmentsToAgeChunks = false
+    /// A timed text track of marks (`MovieFileOutput.mark`): MP4, MOV and
+    /// Matroska; an elementary stream has none.
+    public var marked = false
     /// Encoder threads; 0: the encoder decides (x264: 1.5 per core).
     public var threads = 0
     /// Encoders to try, in order: a V4L2 hardware encoder, then libavcodec.
@@ -335,6 +338,8 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
         /// A finishing recording waiting for sound up to `until` (see `waitForSound`).
         var soundWait: (until: UInt64, token: Int, resume: CheckedContinuation<Void, Never>)?
         var soundWaitToken = 0
+        /// Marks waiting for the recording loop (`mark`).
+        var pendingMarks: [RecordingMark] = []
     }
 
     // MARK: Audio
@@ -624,6 +629,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
             // A pre-recording's sound goes first; it is trimmed to the file's start.
             s.pendingAudio = s.preRecord != nil ? s.preAudio : []
             s.soundEnd = 0
+            s.pendingMarks = []
             s.preAudio = []
             s.audioDrops = 0
             s.stop = false
@@ -679,6 +685,25 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
     var encoderChoice: String { state.withLock { $0.encoderChoice } }
     func noteEncoderChoice(_ choice: String) { state.withLock { $0.encoderChoice = choice } }
     func publish(_ progress: RecordingProgress) { state.withLock { $0.progress = progress } }
+
+    /// Marks the recording in progress (settings' `marked`): `text` in its
+    /// text track at the frame of the camera's time `sensorTime` (ns), or
+    /// at the newest frame written when that one is already in the file.
+    /// Without a recording, nothing (at most 64 wait for the loop).
+    public func mark(_ text: String, sensorTime: UInt64) {
+        state.withLock { s in
+            guard s.task != nil, s.pendingMarks.count < 64 else { return }
+            s.pendingMarks.append(RecordingMark(text: text, sensorTime: sensorTime))
+        }
+    }
+
+    /// The marks since the last call.
+    func takePendingMarks() -> [RecordingMark] {
+        state.withLock { s in
+            defer { s.pendingMarks = [] }
+            return s.pendingMarks
+        }
+    }
 
     /// The sound periods gathered by `receive` since the last call.
     func takePendingAudio() -> [AudioBuffer] {

@@ -127,6 +127,12 @@ final class AudioTrack {
 /// asked of the encoder through `needsKeyframe(at:)`. Each frame is in
 /// exactly one file.
 ///
+/// A note for a recording's text track, at a time of the camera's clock.
+struct RecordingMark: Sendable, Equatable {
+    let text: String
+    let sensorTime: UInt64
+}
+
 /// Owned by one recording (or one asset writer, under its lock); not Sendable.
 final class SegmentedFileSink {
     /// What a written packet did besides being written.
@@ -154,6 +160,12 @@ final class SegmentedFileSink {
     let audio: AudioTrack?
     /// Sound captured since last asked (drained on each call).
     private let sound: () -> [AudioBuffer]
+    /// Whether each file has a text track of marks, and the marks made
+    /// since last asked (drained after each video packet); those that come
+    /// before a file is open wait for it.
+    let marked: Bool
+    private let marks: () -> [RecordingMark]
+    private var waitingMarks: [RecordingMark] = []
     /// Told when a file opens and when a segment's file is finished (at once,
     /// even if the next one then fails to open).
     private let changed: (Change) -> Void
@@ -184,8 +196,9 @@ final class SegmentedFileSink {
 
     init(path: String, container: MovieContainer, segmentLength: Int64? = nil, fragmentDuration: Duration,
          partialDirectory: String? = nil, recipients: [AgeRecipient] = [], alignedToChunks: Bool = false,
-         startsAtFirstPacket: Bool = true, audio: AudioTrack? = nil,
-         sound: @escaping () -> [AudioBuffer] = { [] }, changed: @escaping (Change) -> Void = { _ in },
+         startsAtFirstPacket: Bool = true, audio: AudioTrack? = nil, marked: Bool = false,
+         sound: @escaping () -> [AudioBuffer] = { [] }, marks: @escaping () -> [RecordingMark] = { [] },
+         changed: @escaping (Change) -> Void = { _ in },
          creationTime: @escaping (UInt64) -> Date? = { _ in nil }) {
         self.creationTime = creationTime
         self.path = path
@@ -198,6 +211,8 @@ final class SegmentedFileSink {
         self.startsAtFirstPacket = startsAtFirstPacket
         self.audio = container == .elementary ? nil : audio
         self.sound = sound
+        self.marked = marked && container != .elementary
+        self.marks = marks
         self.changed = changed
     }
 
@@ -245,7 +260,7 @@ final class SegmentedFileSink {
         let opened = try MovieWriter(path: file(index), container: container, video: video,
                                      fragmentDuration: fragmentDuration, partialDirectory: partialDirectory, audio: sound,
                                      creationTime: zero.flatMap(creationTime), recipients: recipients,
-                                     alignedToChunks: alignedToChunks)
+                                     alignedToChunks: alignedToChunks, marked: marked)
         writer = opened
         try audio?.replay(into: opened)
         return opened
@@ -294,6 +309,31 @@ final class SegmentedFileSink {
         if segmentBase != 0 { packet.rebase(by: segmentBase) }
         try writer!.write(packet)
         frames += 1
+        try writeMarks(timeline)
+    }
+
+    /// The marks made so far into the file's text track, each at its
+    /// frame's time in the file (or the start of the file, for one made
+    /// before it began).
+    private func writeMarks(_ timeline: RecordingTimeline) throws {
+        let made = marks()
+        guard marked else { return }
+        waitingMarks += made
+        guard let writer, !waitingMarks.isEmpty else { return }
+        defer { waitingMarks = [] }
+        // The marks of one instant (conditions seen on one frame) are one cue.
+        var instants: [(time: UInt64, texts: [String])] = []
+        for mark in waitingMarks {
+            if let last = instants.indices.last, instants[last].time == mark.sensorTime {
+                instants[last].texts.append(mark.text)
+            } else {
+                instants.append((mark.sensorTime, [mark.text]))
+            }
+        }
+        for (time, texts) in instants {
+            let encoderTime = timeline.audioTime(time).map { $0 / 1000 } ?? (newestVideoPTS ?? 0)
+            try writer.writeMark(texts.joined(separator: " · "), atMicroseconds: max(0, encoderTime - segmentBase))
+        }
     }
 
     /// Ends the recording: the last sound (up to the end of the last frame),

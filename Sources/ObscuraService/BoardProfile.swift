@@ -1,6 +1,7 @@
 import Foundation
 import ObscuraSystem
 import ObscuraGPIO
+import ObscuraHealth
 import ObscuraMedia
 
 /// A board described as data (board/profiles/*.toml): which camera, which
@@ -46,6 +47,10 @@ public struct BoardProfile: Sendable, Equatable {
         public func line(_ name: String?) -> GPIOLineName? { name.map { GPIOLineName(chip: chip, line: $0) } }
     }
     public var gpio: GPIO?
+    /// What the picture is watched for unless the configuration says
+    /// (`health.conditions`): a camera whose picture is a still test pattern
+    /// (vimc's) is frozen by definition and leaves `frozen` out.
+    public var pictureConditions: Set<PictureCondition> = Set(PictureCondition.allCases)
 
     public static let encoderNames = ["v4l2m2m", "libx264", "libx265"]
 
@@ -89,6 +94,9 @@ public struct BoardProfile: Sendable, Equatable {
         audioDevice = try reader.string("audio.device") ?? "none"
         audioRate = try reader.int("audio.sample_rate", Limits.sampleRate) ?? 48_000
         audioChannels = try reader.int("audio.channels", Limits.channels) ?? 1
+        if let names = try reader.strings("health.conditions", allowed: PictureCondition.allCases.map(\.rawValue)) {
+            pictureConditions = Set(names.compactMap(PictureCondition.init(rawValue:)))
+        }
         if reader.document.tables.keys.contains(where: { $0 == "gpio" || $0.hasPrefix("gpio.") }) {
             var g = GPIO()
             g.chip = try reader.require("gpio.chip") { k throws(ConfigurationError) in try reader.string(k) }

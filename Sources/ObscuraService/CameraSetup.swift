@@ -4,6 +4,7 @@ import ObscuraAudio
 import ObscuraCamera
 import ObscuraCapture
 import ObscuraEncoding
+import ObscuraHealth
 import ObscuraMedia
 import ObscuraOverlay
 import ObscuraPhoto
@@ -41,6 +42,10 @@ struct CameraSetup: Sendable {
         let pace: RecordingPace
         /// The microphone recorded beside the video, or why there is none.
         let audio: String
+        /// The frames the picture is watched on (the latest only: a look
+        /// that falls behind skips frames, never holds the camera's), and
+        /// what it is watched for; nil when nothing is.
+        let picture: (output: VideoDataOutput, settings: PictureHealthSettings)?
     }
 
     /// Opens and starts the camera. `preview`: the display's output, made
@@ -57,6 +62,8 @@ struct CameraSetup: Sendable {
         try session.addInput(CaptureDeviceInput(device: device))
         try session.addOutput(movie)
         try session.addOutput(photo)
+        let watched = pictureOutput()
+        if let watched { try session.addOutput(watched.output) }
         var shown: PreviewOutput?
         if configuration.previewEnabled {
             shown = try preview.withLock { kept in
@@ -75,7 +82,28 @@ struct CameraSetup: Sendable {
                                       settings: movieSettings(device, frameRate: frameRate))
         }
         return Opened(device: device, session: session, movie: movie, photo: photo, preview: shown, frameRate: frameRate,
-                      pace: RecordingPace(device: device, nominal: frameRate), audio: audio)
+                      pace: RecordingPace(device: device, nominal: frameRate), audio: audio,
+                      picture: watchable(watched, session))
+    }
+
+    /// The output the picture is watched on, when the configuration and
+    /// the profile watch it for anything.
+    private func pictureOutput() -> (output: VideoDataOutput, settings: PictureHealthSettings)? {
+        guard let settings = configuration.health.settings(for: profile) else { return nil }
+        return (VideoDataOutput(alwaysDiscardsLateVideoFrames: true, queueDepth: 1), settings)
+    }
+
+    /// `watched`, when the camera's pixel format has a luma the check can
+    /// read (said once in the journal when not).
+    private func watchable(_ watched: (output: VideoDataOutput, settings: PictureHealthSettings)?,
+                           _ session: CaptureSession) -> (output: VideoDataOutput, settings: PictureHealthSettings)? {
+        guard let watched, let format = session.activeConfiguration?.streams.first?.pixelFormat else { return watched }
+        guard LumaGrid.canRead(format) else {
+            logger.warning("picture health: the camera delivers \(format), whose luma cannot be read; the picture is not watched")
+            watched.output.queue.close()
+            return nil
+        }
+        return watched
     }
 
     /// The profile's camera: the test pattern, the first listed, or the one named.
@@ -185,6 +213,8 @@ struct CameraSetup: Sendable {
         s.encoders = kinds.isEmpty ? [.software] : kinds
         s.partialDirectory = partialDirectory ?? configuration.resolvedPartialFolder
         s.audio = AudioEncoderSettings(codec: configuration.audioCodec, bitRate: configuration.audioBitRate)
+        // What the picture watch notices goes into the file's text track.
+        s.marked = configuration.health.settings(for: profile) != nil
         return s
     }
 }

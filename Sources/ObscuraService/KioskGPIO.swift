@@ -63,10 +63,11 @@ struct KioskGPIO: Sendable {
         }
     }
 
-    /// The record and status LEDs for a state.
-    func show(recording: Bool, error: Bool) {
+    /// The record and status LEDs for a state; `attention`: the picture
+    /// has a condition (an error's pattern wins).
+    func show(recording: Bool, error: Bool, attention: Bool = false) {
         recordLED?.show(recording ? .recording : .off)
-        statusLED?.show(error ? .error : .on)
+        statusLED?.show(error ? .error : attention ? .attention : .on)
     }
 
     func show(flash mode: FlashMode) { flashLED?.show(mode.ledPattern) }

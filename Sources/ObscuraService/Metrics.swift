@@ -175,6 +175,13 @@ extension ServiceStatus {
             m.add("obscura_throttled", .gauge, "The Raspberry Pi firmware's throttled flags, one per condition (as vcgencmd get_throttled).",
                   HostHealth.throttledFlags.map { ([("condition", $0.name)], b(flags & (1 << $0.bit) != 0)) })
         }
+        if let watched = pictureWatched {
+            let now = Set(pictureConditions ?? [])
+            m.add("obscura_picture_condition", .gauge, "1 while the picture has the condition (dark, no_detail: covered or facing something flat, frozen), declared after its hold time.",
+                  watched.map { ([("condition", $0)], b(now.contains($0))) })
+            m.add("obscura_picture_condition_episodes_total", .counter, "Times each picture condition was declared since the service started.",
+                  watched.map { ([("condition", $0)], Double(pictureEpisodes[$0] ?? 0)) })
+        }
         m.add("obscura_clock_synchronized", .gauge, "1 when the system clock is known to be synchronised; the label says what told.",
               [([("source", host.clockSource)], b(host.clockSynchronized == true))])
         return m.text

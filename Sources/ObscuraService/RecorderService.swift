@@ -69,6 +69,8 @@ public actor RecorderService {
     /// The file thread (hashing, photos, scans, metrics) and the camera's.
     let fileWork: ThreadExecutor
     let cameraWork: ThreadExecutor
+    /// The picture watch's thread (`ServicePicture`).
+    let pictureWork: ThreadExecutor
     /// The time the coordinator's waits and measures are on (a test's own).
     let clock: any WaitingClock
 
@@ -117,6 +119,7 @@ public actor RecorderService {
         self.logger = logger
         fileWork = try ThreadExecutor(name: "obscura-files")
         cameraWork = try ThreadExecutor(name: "obscura-camera")
+        pictureWork = try ThreadExecutor(name: "obscura-picture")
         storage = StorageTargets(configuration: configuration, logger: logger, fileWork: fileWork,
                                  driveWork: try ThreadExecutor(name: "obscura-drive"), clock: clock)
         camera = CameraSetup(configuration: configuration, profile: profile, logger: logger, log: Self.infoLines(logger),
@@ -218,8 +221,13 @@ public actor RecorderService {
     func enter(_ new: State) {
         state = new
         status.state = new.rawValue
-        gpio.show(recording: new == .recording, error: new == .error)
+        showLEDs()
         notifier.notify("STATUS=\(statusLine)")
+    }
+
+    func showLEDs() {
+        gpio.show(recording: state == .recording, error: state == .error,
+                  attention: !(status.pictureConditions ?? []).isEmpty)
     }
 
     func fail(_ message: String, reason: ErrorReason) {

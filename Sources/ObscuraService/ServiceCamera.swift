@@ -45,6 +45,7 @@ extension RecorderService {
             logger.info("camera \(made.device.uniqueID): \(stream.pixelFormat) \(stream.size)")
             logCameraLayer()
         }
+        watchPicture(made)
         Task { [weak self, events = made.session.events()] in
             for await event in events { await self?.sessionEvent(event) }
         }

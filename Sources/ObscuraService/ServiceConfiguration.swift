@@ -77,6 +77,7 @@ import ObscuraOverlay
 /// align_to_chunks = false          # fragments end on age's 64 KiB chunks, so `age -d` of a
 ///                                 # killed recording gives whole fragments (costs filler)
 /// ```
+/// and `[health]` (`HealthConfiguration`).
 public struct ServiceConfiguration: Sendable, Equatable {
     public var file = "(defaults)"
     public var board = "virtual"
@@ -134,6 +135,8 @@ public struct ServiceConfiguration: Sendable, Equatable {
     /// Prometheus text format for node_exporter's textfile collector; empty: none.
     public var metricsFile = "/run/obscura-metrics/obscura.prom"
     public var metricsInterval = 5
+    /// What the picture is watched for (`[health]`).
+    var health = HealthConfiguration()
 
     public static let defaultPath = "/etc/obscura/obscura.toml"
 
@@ -247,6 +250,7 @@ public struct ServiceConfiguration: Sendable, Equatable {
             }
         }
         alignsToAgeChunks = try reader.bool("encryption.align_to_chunks") ?? false
+        health = try HealthConfiguration(reading: reader, file: path)
         try reader.rejectUnknownKeys()
     }
 

@@ -71,6 +71,14 @@ public struct ServiceStatus: Sendable, Codable, Equatable {
     public var rateStepsUp: Int?
     /// Where the metrics file is written, or why it is not.
     public var metrics: String?
+    /// What the picture is watched for (nil: not watched), the conditions
+    /// declared now, the episodes of each since the start, and the last
+    /// measures (mean luma, detail).
+    public var pictureWatched: [String]?
+    public var pictureConditions: [String]?
+    public var pictureEpisodes: [String: Int] = [:]
+    public var pictureMean: Double?
+    public var pictureDetail: Double?
 }
 
 extension ServiceStatus {

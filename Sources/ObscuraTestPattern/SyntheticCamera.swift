@@ -341,7 +341,7 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
                 let buffer = set.buffers[index]
                 if buffer.allocator == nil {
                     let brightness = controls["Brightness"]?.first ?? 0
-                    buffer.draw(config.pixelFormat, config.size, sequence: sequence, brightness: brightness)
+                    buffer.draw(config.pixelFormat, config.size, sequence: frozenAt ?? sequence, brightness: brightness)
                     writable = true
                 }
                 inDmabuf = buffer.allocator != nil
@@ -463,6 +463,12 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
     public func setStalled(_ value: Bool) { lock.withLock { _ in stalled = value } }
     private var stalled = false
 
+    /// Freezes the picture on the frame being drawn (true) or lets it move
+    /// again: frames keep coming, their sequence numbers and timestamps
+    /// running on, as a sensor stuck behind a hung ISP would give them.
+    public func setFrozen(_ value: Bool) { lock.withLock { _ in frozenAt = value ? (frozenAt ?? sequence) : nil } }
+    private var frozenAt: UInt32?
+
     /// Unplugs (false) or plugs back (true) the camera, as a hot-plug would.
     public func setConnected(_ value: Bool) {
         let current = lock.withLock { _ -> [@Sendable (Bool) -> Void] in
@@ -579,7 +585,8 @@ final class SyntheticBuffer: @unchecked Sendable {
     /// sample. Rows are copied from a precomputed ramp (fast even unoptimised).
     func draw(_ format: PixelFormat, _ size: PixelSize, sequence: UInt32, brightness: Double) {
         let shift = Int(sequence) * 2
-        let lift = Int(brightness * 100)
+        // -1 is black (below video range), +1 white.
+        let lift = Int(brightness * 160)
         for plane in planes(format, size) {
             let ramp = [UInt8]((0..<(plane.stride + 256)).map { UInt8(clamping: (($0 & 0xff) / 2) + 64 + lift) })
             let bytes = UnsafeMutableRawPointer(mutating: plane.base)

@@ -112,6 +112,7 @@ struct StatusCommand: AsyncParsableCommand {
             lines.append("flash: \(status.flash)")
             if let preview = status.preview { lines.append("preview: \(preview)") }
             if let audio = status.audio { lines.append("audio: \(audio)") }
+            if let picture = Self.pictureLine(status) { lines.append(picture) }
             if status.preRecordSeconds > 0 { lines.append(String(format: "pre-record: %.1f s", status.preRecordSeconds)) }
             lines.append("recordings: \(status.recordings) (\(status.recordingsFailed) ended by a failure), photos: \(status.photos)")
             if !status.stageRestarts.isEmpty {
@@ -132,6 +133,20 @@ struct StatusCommand: AsyncParsableCommand {
             if let error = status.lastError { lines.append("last error: \(error)") }
             lines.forEach(Log.output)
         }
+    }
+
+    /// "picture: dark, no_detail (watched for dark, no_detail, frozen; …)".
+    static func pictureLine(_ status: ServiceStatus) -> String? {
+        guard let watched = status.pictureWatched else { return "picture: not watched" }
+        let now = status.pictureConditions ?? []
+        var line = "picture: " + (now.isEmpty ? "fine" : now.joined(separator: ", "))
+        line += " (watched for " + watched.joined(separator: ", ")
+        if let mean = status.pictureMean, let detail = status.pictureDetail {
+            line += String(format: "; mean luma %.1f, detail %.2f", mean, detail)
+        }
+        let episodes = status.pictureEpisodes.keys.sorted().map { "\($0) \(status.pictureEpisodes[$0] ?? 0)" }
+        if !episodes.isEmpty { line += "; episodes: " + episodes.joined(separator: ", ") }
+        return line + ")"
     }
 }
 

@@ -12,7 +12,7 @@ struct PatternService {
     /// The test-pattern board's profile and a configuration naming it in
     /// `folder`; returns the configuration's path.
     static func writeConfiguration(in folder: String, recording: String = "", metrics: String? = nil,
-                                   metricsInterval: Int = 1) throws -> String {
+                                   metricsInterval: Int = 1, health: String? = nil) throws -> String {
         let profile = folder + "/pattern.toml", config = folder + "/obscura.toml"
         try """
             [board]
@@ -42,6 +42,7 @@ struct PatternService {
             [metrics]
             file = "\(metrics ?? folder + "/obscura.prom")"
             interval_seconds = \(metricsInterval)
+            \(health.map { "[health]\n" + $0 } ?? "")
             """.write(toFile: config, atomically: true, encoding: .utf8)
         return config
     }

@@ -26,3 +26,14 @@ public func waitUntilBlocking(within limit: Duration = .seconds(30), every: Dura
     }
     return true
 }
+
+/// `waitUntil` for a condition that is asked with `await` (an actor's state).
+public func waitUntil(within limit: Duration = .seconds(30), every: Duration = .milliseconds(10),
+                      _ condition: () async throws -> Bool) async rethrows -> Bool {
+    let deadline = ContinuousClock.now + limit
+    while try await !condition() {
+        if ContinuousClock.now >= deadline { return false }
+        try? await Task.sleep(for: every)
+    }
+    return true
+}

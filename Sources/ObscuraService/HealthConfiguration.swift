@@ -1,0 +1,47 @@
+import ObscuraHealth
+import ObscuraSystem
+
+/// The `[health]` table: what the kiosk watches its picture for, and how
+/// sure it must be before it says so.
+///
+/// ```toml
+/// [health]
+/// enabled = true                  # false: the picture is not watched
+/// conditions = ["dark", "no_detail", "frozen"]  # default: the board profile's
+/// dark_luma = 24                  # mean luma at or below this is dark (black is 16)
+/// flat_detail = 2.5               # neighbouring points differing by at most this: no detail
+/// hold_seconds = 10               # a condition holds this long before it is declared
+/// clear_seconds = 2               # and is gone this long before it clears
+/// frames_per_second = 5           # frames looked at a second (the rest pass untouched)
+/// ```
+struct HealthConfiguration: Sendable, Equatable {
+    /// The settings, the watched conditions still to be narrowed by the profile; nil: not watched.
+    var picture: PictureHealthSettings? = PictureHealthSettings()
+    /// The conditions the configuration names; nil: the profile's.
+    var conditions: Set<PictureCondition>?
+
+    init() {}
+
+    init(reading reader: TOMLReader, file path: String) throws(ConfigurationError) {
+        var s = PictureHealthSettings()
+        let enabled = try reader.bool("health.enabled") ?? true
+        if let names = try reader.strings("health.conditions", allowed: PictureCondition.allCases.map(\.rawValue)) {
+            conditions = Set(names.compactMap(PictureCondition.init(rawValue:)))
+        }
+        s.darkLuma = try reader.double("health.dark_luma", Limits.darkLuma) ?? s.darkLuma
+        s.flatDetail = try reader.double("health.flat_detail", Limits.flatDetail) ?? s.flatDetail
+        if let hold = try reader.double("health.hold_seconds", Limits.conditionSeconds) { s.hold = .checkedSeconds(hold) }
+        if let clear = try reader.double("health.clear_seconds", Limits.conditionSeconds) { s.clearAfter = .checkedSeconds(clear) }
+        s.framesPerSecond = try reader.double("health.frames_per_second", Limits.healthFramesPerSecond) ?? s.framesPerSecond
+        picture = enabled ? s : nil
+    }
+
+    /// The settings for a board: the configuration's conditions, else the
+    /// profile's (a camera whose picture is a still test pattern leaves
+    /// `frozen` out). Nil when nothing is watched.
+    func settings(for profile: BoardProfile) -> PictureHealthSettings? {
+        guard var s = picture else { return nil }
+        s.watched = conditions ?? profile.pictureConditions
+        return s.watched.isEmpty ? nil : s
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import ObscuraCapture
+import ObscuraHealth
+import ObscuraMedia
+
+/// The coordinator's picture watch: the camera's frames looked at on the
+/// picture thread (`PictureHealth`), the conditions it declares and clears
+/// said in the journal, `obscura status`, the metrics and the status LED.
+/// The recording never stops for one.
+extension RecorderService {
+    /// Follows `opened`'s picture until its session stops.
+    func watchPicture(_ opened: CameraSetup.Opened) {
+        guard let (output, settings) = opened.picture else { return }
+        status.pictureWatched = settings.watched.map(\.rawValue).sorted()
+        if let held = status.pictureConditions, !held.isEmpty {
+            // A camera opened afresh is watched afresh.
+            logger.notice("picture: watched afresh on the camera's new session (\(held.joined(separator: ", ")) no longer declared)")
+            status.pictureConditions = []
+            showLEDs()
+        }
+        let frames = output.frames
+        Task.detached(executorPreference: pictureWork) { [weak self] in
+            var health = PictureHealth(settings: settings)
+            var measured: UInt64?
+            for await frame in frames {
+                let changes = health.look(at: frame)
+                let time = frame.timestampNanoseconds
+                for change in changes { await self?.pictureChanged(change) }
+                // The measures in the status about once a second.
+                if let m = health.last, time >= (measured ?? 0) &+ 1_000_000_000 {
+                    measured = time
+                    await self?.pictureMeasured(m)
+                }
+            }
+        }
+    }
+
+    func pictureMeasured(_ measure: PictureMeasure) {
+        status.pictureMean = (measure.mean * 10).rounded() / 10
+        status.pictureDetail = (measure.detail * 100).rounded() / 100
+    }
+
+    /// A condition declared or cleared: said once each way.
+    func pictureChanged(_ change: PictureHealth.Change) {
+        let name = change.condition.rawValue
+        let m = change.measure
+        let seen = String(format: "mean luma %.1f, detail %.2f", m.mean, m.detail)
+        var conditions = Set(status.pictureConditions ?? [])
+        let said: String
+        if change.declared {
+            conditions.insert(name)
+            status.pictureEpisodes[name, default: 0] += 1
+            said = "picture: \(Self.described(change.condition)) for \(String(format: "%.1f", Double(change.at &- change.since) / 1e9)) s (\(seen))"
+            logger.warning("\(said); recording goes on")
+        } else {
+            conditions.remove(name)
+            said = "picture: \(name) cleared after \(String(format: "%.1f", Double(change.since) / 1e9)) s (\(seen))"
+            logger.notice("\(said)")
+        }
+        opened?.movie.mark(said, sensorTime: change.at)
+        status.pictureConditions = conditions.sorted()
+        showLEDs()
+    }
+
+    static func described(_ condition: PictureCondition) -> String {
+        switch condition {
+        case .dark: "dark (the lens sees almost no light)"
+        case .noDetail: "no_detail (the lens covered, or facing something flat)"
+        case .frozen: "frozen (the same picture while the camera's timestamps run on)"
+        }
+    }
+}
