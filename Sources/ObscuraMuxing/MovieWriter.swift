@@ -152,29 +152,7 @@ public final class MovieWriter {
         do {
             try check(avcodec_parameters_copy(stream.pointee.codecpar, video.parameters), "avcodec_parameters_copy")
             stream.pointee.time_base = video.timeBase
-            if let audio {
-                guard let a = avformat_new_stream(ctx, nil) else {
-                    throw FFmpegError(call: "avformat_new_stream (audio)", code: obscura_averror(ENOMEM))
-                }
-                try check(avcodec_parameters_copy(a.pointee.codecpar, audio.parameters), "avcodec_parameters_copy (audio)")
-                a.pointee.time_base = audio.timeBase
-                audioStream = a
-                audioTimeBase = audio.timeBase
-                // The muxer waits for both tracks before writing; never long,
-                // so a killed process still loses at most about a fragment.
-                ctx.pointee.max_interleave_delta = 500_000
-            }
-            if marked, let track = try MarkTrack(container: container) {
-                guard let m = avformat_new_stream(ctx, nil) else {
-                    throw FFmpegError(call: "avformat_new_stream (marks)", code: obscura_averror(ENOMEM))
-                }
-                // On the video's clock: libavformat 5.1's MP4 muxer compares
-                // a text track's end with other tracks' times as they are,
-                // without converting them.
-                try track.describe(m, timeBase: video.timeBase)
-                marks = (track, m)
-                // Packets go to the muxer as they come (`mux`).
-            }
+            try addTracks(ctx, audio: audio, marked: marked, video: video)
             let file = try FileOutput(path: partialPath, encryptor: encryptor, filler: filler)
             output = file
             ctx.pointee.pb = file.context
@@ -210,6 +188,33 @@ public final class MovieWriter {
             context = nil
             unlink(partialPath)
             throw error
+        }
+    }
+
+    /// The sound's track and the marks', when asked for.
+    private func addTracks(_ ctx: UnsafeMutablePointer<AVFormatContext>, audio: CodecParameters?, marked: Bool,
+                           video: CodecParameters) throws {
+        if let audio {
+            guard let a = avformat_new_stream(ctx, nil) else {
+                throw FFmpegError(call: "avformat_new_stream (audio)", code: obscura_averror(ENOMEM))
+            }
+            try check(avcodec_parameters_copy(a.pointee.codecpar, audio.parameters), "avcodec_parameters_copy (audio)")
+            a.pointee.time_base = audio.timeBase
+            audioStream = a
+            audioTimeBase = audio.timeBase
+            // The muxer waits for both tracks before writing; never long,
+            // so a killed process still loses at most about a fragment.
+            ctx.pointee.max_interleave_delta = 500_000
+        }
+        if marked, let track = try MarkTrack(container: container) {
+            guard let m = avformat_new_stream(ctx, nil) else {
+                throw FFmpegError(call: "avformat_new_stream (marks)", code: obscura_averror(ENOMEM))
+            }
+            // On the video's clock: libavformat 5.1's MP4 muxer compares a
+            // text track's end with other tracks' times as they are, without
+            // converting them. Packets go to the muxer as they come (`mux`).
+            try track.describe(m, timeBase: video.timeBase)
+            marks = (track, m)
         }
     }
 

@@ -3,8 +3,9 @@
 /// [recording] table; photos, control socket and metrics every second in
 /// /tmp/svc), its log in /tmp/svc/log. `$o` is obscura, `$p` the service,
 /// `said PATTERN` whether its log has it. Ready when the script goes on.
+/// `tables`: more of the configuration (e.g. a [health] table).
 enum BoardService {
-    static func started(board: String, recording: String) -> String {
+    static func started(board: String, recording: String, tables: String = "") -> String {
         """
         cat > /tmp/svc/obscura.toml <<'T'
         board = "\(board)"
@@ -17,6 +18,7 @@ enum BoardService {
         [metrics]
         file = "/tmp/svc/obscura.prom"
         interval_seconds = 1
+        \(tables)
         T
         o=.build/debug/obscura
         $o run --config /tmp/svc/obscura.toml > /tmp/svc/log 2>&1 &

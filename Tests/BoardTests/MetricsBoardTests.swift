@@ -11,7 +11,8 @@ extension VirtualBoardTests {
     /// checked by Debian's promtool on the board: they load, and the stale
     /// rule fires for a kiosk whose metrics file stopped changing a minute
     /// in (killed: node_exporter still serves its last file) and not for one
-    /// whose file is rewritten all along.
+    /// whose file is rewritten all along; the picture rule fires for a lens
+    /// covered ten minutes and not for one covered two.
     @Test func theREADMEsAlertRulesFireWhenTheMetricsFileGoesStale() throws {
         let readme = try String(contentsOfFile: packageRoot + "/README.md", encoding: .utf8)
         let after = try #require(readme.range(of: "A sample alert rule"))
@@ -20,6 +21,7 @@ extension VirtualBoardTests {
         let end = try #require(rest[start.upperBound...].range(of: "```"))
         let rules = String(rest[start.upperBound..<end.lowerBound])
         #expect(rules.contains("alert: ObscuraMetricsStale"))
+        #expect(rules.contains("alert: ObscuraPictureUseless"))
         let folder = packageRoot + "/.build/promtool-test"
         try? FileManager.default.removeItem(atPath: folder)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -38,7 +40,20 @@ extension VirtualBoardTests {
                   # Written every 15 s all along.
                   - series: 'node_textfile_mtime_seconds{file="\(file)",instance="kiosk-2"}'
                     values: '0+15x44'
+                  # A lens covered for eleven minutes, and one covered for two.
+                  - series: 'obscura_picture_condition{condition="no_detail",instance="kiosk-3"}'
+                    values: '1x44'
+                  - series: 'obscura_picture_condition{condition="no_detail",instance="kiosk-4"}'
+                    values: '1x8 0x36'
                 alert_rule_test:
+                  - eval_time: 5m
+                    alertname: ObscuraPictureUseless
+                    exp_alerts: []
+                  - eval_time: 11m
+                    alertname: ObscuraPictureUseless
+                    exp_alerts:
+                      - exp_labels: {condition: no_detail, instance: kiosk-3}
+                        exp_annotations: {summary: "kiosk-3: the picture has been no_detail for ten minutes (covered, dark or frozen): the recordings show nothing"}
                   - eval_time: 1m
                     alertname: ObscuraMetricsStale
                     exp_alerts: []

@@ -98,6 +98,9 @@ import TestSupport
         s.cameraFrameRate = 20
         s.configuredFrameRate = 30
         s.rateStepsDown = 1
+        s.pictureWatched = ["dark", "frozen", "no_detail"]
+        s.pictureConditions = ["no_detail"]
+        s.pictureEpisodes = ["no_detail": 2]
         let text = s.metricsText
         for line in ["obscura_state{state=\"recording\"} 1", "obscura_state{state=\"idle\"} 0", "obscura_frames_total 390",
                      "obscura_recording_frames 90", "obscura_recording_frames_per_second 29.97", "obscura_encoder_latency_seconds 0.05",
@@ -110,7 +113,10 @@ import TestSupport
                      "obscura_throttled{condition=\"arm_frequency_capped\"} 0", "obscura_throttled{condition=\"throttling_occurred\"} 1",
                      "obscura_clock_synchronized{source=\"systemd-timesyncd\"} 1",
                      "obscura_camera_frame_rate 20", "obscura_configured_frame_rate 30",
-                     "obscura_frame_rate_steps_total{direction=\"down\"} 1", "obscura_frame_rate_steps_total{direction=\"up\"} 0"] {
+                     "obscura_frame_rate_steps_total{direction=\"down\"} 1", "obscura_frame_rate_steps_total{direction=\"up\"} 0",
+                     "obscura_picture_condition{condition=\"no_detail\"} 1", "obscura_picture_condition{condition=\"dark\"} 0",
+                     "obscura_picture_condition_episodes_total{condition=\"no_detail\"} 2",
+                     "obscura_picture_condition_episodes_total{condition=\"frozen\"} 0"] {
             #expect(text.split(separator: "\n").contains(Substring(line)), "\(line) not in:\n\(text)")
         }
         // Every metric the README lists is one the service writes, and the other way round.

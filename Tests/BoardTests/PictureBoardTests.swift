@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+import TestSupport
+
+extension VirtualBoardTests {
+/// The picture watch on the real camera driver: vimc's sensor has a test
+/// pattern control (its subdevice's `test_pattern`, set with v4l2-ctl, as
+/// a kernel driver's control is set). Switched mid-recording to a plain
+/// white (a cloth over the lens: no detail) and to black (a lens in the
+/// dark), then back to its colour bars.
+@Suite struct PictureBoardTests {
+    static let hold = 2.0, clear = 1.0
+
+    @Test func aCoveredAndADarkLensAreDeclaredWithinTheirHoldAndClearWhileTheRecordingGoesOn() throws {
+        let result = try VirtualBoard.run("""
+            export PATH=$PATH:$(pwd)/board/virtual
+            . board/virtual/waiting.sh
+            rm -rf /tmp/svc; mkdir -p /tmp/svc
+            \(BoardService.started(board: "virtual", recording: """
+                folder = "/tmp/svc/rec"
+                partial_folder = "/tmp/svc/incoming"
+                size = "320x240"
+                segment_seconds = 0
+                min_free_space_mb = 16
+                """, tables: """
+                [health]
+                hold_seconds = \(Self.hold)
+                clear_seconds = \(Self.clear)
+                """))
+            now() { read -r t _ < /proc/uptime; echo "$t"; }
+            sub=
+            for d in /sys/class/video4linux/v4l-subdev*; do [ "$(cat "$d/name")" = "Sensor B" ] && sub=/dev/${d##*/}; done
+            echo "subdev=$sub"
+            # The menu's entries by name (tpg's: "100% White", "100% Black").
+            entry() { v4l2-ctl -d "$sub" --list-ctrls-menus | sed -nE "s/^[[:space:]]+([0-9]+): $1\\$/\\1/p" | head -n 1; }
+            white=$(entry "100% White"); black=$(entry "100% Black")
+            echo "entries=white:$white black:$black"
+            status() { $o status --socket /tmp/svc/control.sock --json; }
+            has() { status | grep -q "\\"pictureConditions\\":\\[[^]]*\\"$1\\""; }
+            lacks() { ! has "$1"; }
+            measured() { status | grep -q '"pictureMean"'; }
+            $o ctl --socket /tmp/svc/control.sock record start | sed 's/^/ctl: /'
+            wait_for 120 "the recording's first frame" said "first frame taken"
+            wait_for 60 "a measure of the picture" measured
+            echo "before=$(status | grep -o '"picture[A-Za-z]*":[^,}]*' | tr '\\n' ' ')"
+            # The status LED over two seconds: steady on, or blinking (both values seen).
+            led() { for i in $(seq 20); do gpio-sim get status-led; sleep 0.1; done | sort -u | tr '\n' ' '; }
+            echo "led-fine=$(led)"
+            episode() {
+                a=$(now); v4l2-ctl -d "$sub" --set-ctrl "test_pattern=$2"
+                wait_for 60 "$1 to be declared" has "$1"; b=$(now)
+                echo "declared-$1=$(awk -v a="$a" -v b="$b" 'BEGIN { print b - a }')"
+                echo "led-$1=$(led)"
+                echo "metrics-$1=$(grep -E '^obscura_picture_condition(_episodes_total)?\\{' /tmp/svc/obscura.prom | tr '\\n' ' ')"
+                $o status --socket /tmp/svc/control.sock | grep '^picture:' | sed "s/^/status-$1: /"
+                a=$(now); v4l2-ctl -d "$sub" --set-ctrl test_pattern=0
+                wait_for 60 "$1 to clear" lacks "$1"; b=$(now)
+                echo "cleared-$1=$(awk -v a="$a" -v b="$b" 'BEGIN { print b - a }')"
+            }
+            episode no_detail "$white"
+            episode dark "$black"
+            echo "state=$(status | grep -o '"state":"[a-z]*"')"
+            $o ctl --socket /tmp/svc/control.sock record stop | sed 's/^/ctl: /'
+            wait_for 180 "the recording to finish" said "recording finished"
+            f=$(ls /tmp/svc/rec/*.mp4 | head -n 1)
+            echo "recordings=$(ls /tmp/svc/rec/*.mp4 | wc -l)"
+            echo "frame-times=$(ffprobe -v error -select_streams v:0 -show_entries packet=pts_time -of csv=p=0 "$f" | tr '\\n' ' ')"
+            ffmpeg -v error -i "$f" -map 0:s:0 -f srt - | sed -E 's/<[^>]*>//g; s/^/srt: /'
+            grep -E "picture: |recording finished" /tmp/svc/log | sed 's/^/log: /'
+            kill -TERM $p; wait $p
+            """, timeout: 600)
+        let out = result.stdout
+        let lines = out.split(separator: "\n").map(String.init)
+        func value(_ prefix: String) -> String? { lines.first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) } }
+        #expect(!(value("subdev=") ?? "").isEmpty, "no vimc sensor subdevice: \(out)\(result.stderr)")
+        #expect(value("entries=")?.contains("white: ") == false, "\(out)")
+        // The frames' own intervals bound how late a look can be.
+        let times = (value("frame-times=") ?? "").split(separator: " ").compactMap { Double($0) }.sorted()
+        try #require(times.count > 10, "the recording has \(times.count) frames: \(out)")
+        let slowest = zip(times.dropFirst(), times).map { $0 - $1 }.max() ?? 0
+        let bound = Self.hold + 2 + 2 * slowest
+        for condition in ["no_detail", "dark"] {
+            let declared = try #require(value("declared-\(condition)=").flatMap(Double.init), "\(condition) never declared: \(out)")
+            #expect(declared <= bound, "\(condition) declared after \(declared) s (hold \(Self.hold) s + 2 s + two of the slowest frame interval \(slowest) s)")
+            #expect(declared >= Self.hold, "\(condition) declared after \(declared) s, before its \(Self.hold) s hold")
+            let cleared = try #require(value("cleared-\(condition)=").flatMap(Double.init), "\(condition) never cleared: \(out)")
+            #expect(cleared <= Self.clear + 2 + 2 * slowest, "\(condition) cleared after \(cleared) s")
+            #expect(value("metrics-\(condition)=")?.contains("obscura_picture_condition{condition=\"\(condition)\"} 1") == true, "\(out)")
+            #expect(value("status-\(condition): ")?.contains(condition) == true, "\(out)")
+        }
+        // The status LED: steady while the picture is fine, blinking while a condition holds.
+        #expect(value("led-fine=") == "1 ", "\(out)")
+        #expect(value("led-no_detail=") == "0 1 ", "\(out)")
+        #expect(value("metrics-dark=")?.contains("obscura_picture_condition_episodes_total{condition=\"no_detail\"} ") == true, "\(out)")
+        // One recording, never interrupted, still recording after both.
+        #expect(lines.contains("state=\"state\":\"recording\""), "\(out)")
+        #expect(value("recordings=") == "1", "\(out)")
+        #expect(lines.filter { $0.hasPrefix("log: ") && $0.contains("recording finished") }.count == 1, "\(out)")
+        // Its marks, read back by ffmpeg: each condition declared and cleared, in order.
+        let marks = lines.filter { $0.hasPrefix("srt: picture: ") }.map { String($0.dropFirst(5)) }
+        #expect(marks.count == 4, "marks: \(marks)\n\(out)")
+        #expect(marks.first?.hasPrefix("picture: no_detail") == true && marks.last?.hasPrefix("picture: dark cleared") == true, "marks: \(marks)")
+    }
+}
+}
