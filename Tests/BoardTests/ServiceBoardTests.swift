@@ -91,7 +91,8 @@ extension VirtualBoardTests {
         #expect(out.contains("journal: obscura: photo /var/lib/obscura/photos/"))
         // The profile's microphone (the loopback) under the service's sandbox: a second track.
         #expect(out.contains("journal: obscura: audio from hw:CARD=Loopback,DEV=1: 48000 Hz, mono, s16, aac at 96 kbit/s"), "\(out)")
-        #expect(lines.contains("streams=h264,video aac,audio "), "\(out)")
+        // Video, sound and the marks' timed text track (picture health).
+        #expect(lines.contains("streams=h264,video aac,audio mov_text,subtitle "), "\(out)")
         // The profile asks for the hardware encoder first: vicodec has no H.264, so libx264, and the log says why.
         #expect(out.contains("journal: obscura: encoder libx264; frames converted"), "\(out)")
         #expect(out.contains("[software encoder libx264 (libavcodec); hardware: no V4L2 memory-to-memory encoder makes h264"))
