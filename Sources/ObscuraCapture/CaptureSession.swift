@@ -401,12 +401,7 @@ public final class CaptureSession: @unchecked Sendable {
             throw CaptureError.configurationInvalid("no format of \(device) fits preset \(preset.rawValue)")
         }
         let role: StreamRole = preset == .photo ? .stillCapture : .videoRecording
-        let held = connections.reduce(0) { sum, c in
-            switch c.output.queue.policy {
-            case .latestOnly, .oneShot: sum + 1 + c.output.extraHeldFrames
-            case .bounded(let n): sum + n + c.output.extraHeldFrames
-            }
-        }
+        let held = connections.reduce(0) { $0 + $1.output.queue.policy.held + $1.output.extraHeldFrames }
         let request = StreamRequest(role: role, pixelFormat: format.pixelFormat, size: format.dimensions,
                                     bufferCount: max(4, held + 2))
         let first = connections.first
@@ -443,9 +438,13 @@ public final class CaptureSession: @unchecked Sendable {
             device.noteActiveFormat(resolved)
         }
         // Queues share the buffers: one stays with the camera, latest-only and
-        // one-shot queues hold one each, bounded queues split the rest.
+        // one-shot queues hold one each, passing ones none, bounded queues
+        // split the rest.
         let bounded = connections.filter { if case .bounded = $0.output.queue.policy { true } else { false } }
-        let fixed = connections.count - bounded.count + connections.reduce(0) { $0 + $1.output.extraHeldFrames }
+        let fixed = connections.reduce(0) { sum, c in
+            if case .bounded = c.output.queue.policy { return sum + c.output.extraHeldFrames }
+            return sum + c.output.queue.policy.held + c.output.extraHeldFrames
+        }
         let spare = max(bounded.count, stream.bufferCount - 1 - fixed)
         for c in bounded {
             guard case .bounded(let wanted) = c.output.queue.policy else { continue }
@@ -494,10 +493,13 @@ public final class CaptureSession: @unchecked Sendable {
             recentLongestGap.store(max(gap, longest - longest / 64), ordering: .relaxed)
         }
         if interrupted { work.async { [weak self] in self?.stallEnded() } }
-        // Each output learns whether it is the frame's only one (the overlay
-        // draws into a frame no other output reads).
-        item.frame.setConsumers(targets.count)
-        for c in targets { c.output.queue.push(item.frame) }
+        // Passing outputs look first and are done before any other has the
+        // frame; each other output learns whether it is the frame's only one
+        // (the overlay draws into a frame no other output reads).
+        let passing = targets.filter { $0.output.queue.policy == .passing }
+        item.frame.setConsumers(targets.count - passing.count)
+        for c in passing { c.output.queue.push(item.frame) }
+        for c in targets where c.output.queue.policy != .passing { c.output.queue.push(item.frame) }
     }
 
     private func requestFailed(generation run: Int) {

@@ -16,12 +16,26 @@ public final class FrameQueue: Sendable {
         case bounded(Int)
         /// Take one frame when armed, then nothing until armed again (photo).
         case oneShot
+        /// Hold nothing: each frame is looked at as it passes, on the
+        /// camera's thread, and released (a measure far cheaper than a
+        /// frame's interval, like the picture watch's grid).
+        case passing
 
         public var description: String {
             switch self {
             case .latestOnly: "latest only"
             case .bounded(let n): "bounded(\(n))"
             case .oneShot: "one shot"
+            case .passing: "passing"
+            }
+        }
+
+        /// Camera buffers the policy holds at most (beyond an output's extra ones).
+        public var held: Int {
+            switch self {
+            case .latestOnly, .oneShot: 1
+            case .bounded(let n): n
+            case .passing: 0
             }
         }
     }
@@ -57,17 +71,30 @@ public final class FrameQueue: Sendable {
 
     public let policy: Policy
     private let state: Mutex<State>
+    /// A passing queue's look at each frame, and what it is told when the
+    /// queue closes (its session stopped).
+    private let look: (@Sendable (VideoFrame) -> Void)?
+    private let ended: (@Sendable () -> Void)?
     private let dropCount = Atomic<Int>(0)
     private let pushCount = Atomic<Int>(0)
     private let thinCount = Atomic<Int>(0)
 
     public init(policy: Policy) {
+        precondition(policy != .passing, "a passing queue is made with init(passing:ended:)")
         self.policy = policy
-        let capacity = switch policy {
-        case .latestOnly, .oneShot: 1
-        case .bounded(let n): max(1, n)
-        }
-        state = Mutex(State(capacity: capacity))
+        state = Mutex(State(capacity: max(1, policy.held)))
+        look = nil
+        ended = nil
+    }
+
+    /// A queue that holds no frame: `look` sees each one on the camera's
+    /// thread, must be quick, and must keep nothing that points into it;
+    /// `ended` is called once when the queue closes.
+    public init(passing look: @escaping @Sendable (VideoFrame) -> Void, ended: @escaping @Sendable () -> Void) {
+        policy = .passing
+        state = Mutex(State(capacity: 1))
+        self.look = look
+        self.ended = ended
     }
 
     /// Frames dropped by the policy so far.
@@ -147,6 +174,12 @@ public final class FrameQueue: Sendable {
         var released: VideoFrame?
         var dropped = false, thinned = false
         var aged: [VideoFrame] = []
+        if let look {
+            guard state.withLock({ !$0.closed && $0.accepting }) else { return }
+            pushCount.add(1, ordering: .relaxed)
+            look(frame)
+            return
+        }
         state.withLock { s in
             if s.closed || !s.accepting { released = frame; return }
             if s.thinner?.keep(frame.timestampNanoseconds) == false {
@@ -165,7 +198,7 @@ public final class FrameQueue: Sendable {
                 return
             }
             switch policy {
-            case .latestOnly, .oneShot:
+            case .latestOnly, .oneShot, .passing:
                 if let old = s.frames.first {
                     released = old
                     dropped = true
@@ -229,13 +262,15 @@ public final class FrameQueue: Sendable {
 
     /// Ends the queue: a waiting consumer gets nil, queued frames are released.
     public func close() {
-        let (waiter, frames) = state.withLock { s -> (CheckedContinuation<VideoFrame?, Never>?, [VideoFrame]) in
+        let (waiter, frames, closing) = state.withLock { s -> (CheckedContinuation<VideoFrame?, Never>?, [VideoFrame], Bool) in
+            let closing = !s.closed
             s.closed = true
             defer { s.waiter = nil; s.frames = [] }
-            return (s.waiter, s.frames)
+            return (s.waiter, s.frames, closing)
         }
         _ = frames
         waiter?.resume(returning: nil)
+        if closing { ended?() }
     }
 
     /// Whether pushed frames are kept at all. An output that is idle (a movie

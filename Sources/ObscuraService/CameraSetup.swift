@@ -42,10 +42,15 @@ struct CameraSetup: Sendable {
         let pace: RecordingPace
         /// The microphone recorded beside the video, or why there is none.
         let audio: String
-        /// The frames the picture is watched on (the latest only: a look
-        /// that falls behind skips frames, never holds the camera's), and
-        /// what it is watched for; nil when nothing is.
-        let picture: (output: VideoDataOutput, settings: PictureHealthSettings)?
+        /// The picture watch's samples, taken as the frames pass (no camera
+        /// buffer held for it), and what it is watched for; nil when nothing is.
+        let picture: Picture?
+    }
+
+    struct Picture {
+        let output: FrameTapOutput
+        let sampler: PictureSampler
+        let settings: PictureHealthSettings
     }
 
     /// Opens and starts the camera. `preview`: the display's output, made
@@ -88,15 +93,15 @@ struct CameraSetup: Sendable {
 
     /// The output the picture is watched on, when the configuration and
     /// the profile watch it for anything.
-    private func pictureOutput() -> (output: VideoDataOutput, settings: PictureHealthSettings)? {
+    private func pictureOutput() -> Picture? {
         guard let settings = configuration.health.settings(for: profile) else { return nil }
-        return (VideoDataOutput(alwaysDiscardsLateVideoFrames: true, queueDepth: 1), settings)
+        let sampler = PictureSampler(settings: settings)
+        return Picture(output: FrameTapOutput(look: sampler.look, ended: sampler.end), sampler: sampler, settings: settings)
     }
 
     /// `watched`, when the camera's pixel format has a luma the check can
     /// read (said once in the journal when not).
-    private func watchable(_ watched: (output: VideoDataOutput, settings: PictureHealthSettings)?,
-                           _ session: CaptureSession) -> (output: VideoDataOutput, settings: PictureHealthSettings)? {
+    private func watchable(_ watched: Picture?, _ session: CaptureSession) -> Picture? {
         guard let watched, let format = session.activeConfiguration?.streams.first?.pixelFormat else { return watched }
         guard LumaGrid.canRead(format) else {
             logger.warning("picture health: the camera delivers \(format), whose luma cannot be read; the picture is not watched")

@@ -3,14 +3,16 @@ import ObscuraCapture
 import ObscuraHealth
 import ObscuraMedia
 
-/// The coordinator's picture watch: the camera's frames looked at on the
-/// picture thread (`PictureHealth`), the conditions it declares and clears
+/// The coordinator's picture watch: grid samples taken as the camera's
+/// frames pass (`PictureSampler`), followed on the picture thread
+/// (`PictureHealth`), the conditions it declares and clears
 /// said in the journal, `obscura status`, the metrics and the status LED.
 /// The recording never stops for one.
 extension RecorderService {
     /// Follows `opened`'s picture until its session stops.
     func watchPicture(_ opened: CameraSetup.Opened) {
-        guard let (output, settings) = opened.picture else { return }
+        guard let picture = opened.picture else { return }
+        let settings = picture.settings
         status.pictureWatched = settings.watched.map(\.rawValue).sorted()
         if let held = status.pictureConditions, !held.isEmpty {
             // A camera opened afresh is watched afresh.
@@ -18,17 +20,18 @@ extension RecorderService {
             status.pictureConditions = []
             showLEDs()
         }
-        let frames = output.frames
+        // The samples hold no frame: the camera's buffers are never held
+        // while a change waits for the service.
+        let samples = picture.sampler.samples
         Task.detached(executorPreference: pictureWork) { [weak self] in
             var health = PictureHealth(settings: settings)
             var measured: UInt64?
-            for await frame in frames {
-                let changes = health.look(at: frame)
-                let time = frame.timestampNanoseconds
+            for await sample in samples {
+                let changes = health.look(points: sample.points, at: sample.time)
                 for change in changes { await self?.pictureChanged(change) }
                 // The measures in the status about once a second.
-                if let m = health.last, time >= (measured ?? 0) &+ 1_000_000_000 {
-                    measured = time
+                if let m = health.last, sample.time >= (measured ?? 0) &+ 1_000_000_000 {
+                    measured = sample.time
                     await self?.pictureMeasured(m)
                 }
             }

@@ -186,6 +186,48 @@ private func running(clock: any WaitingClock = SystemWaitingClock()) async throw
         #expect(released.load(ordering: .relaxed) == 4)  // replaced frames go back at once
     }
 
+    /// A passing output (the picture watch's sampler) sees every frame and
+    /// holds none: the recorder's queue keeps the share of the camera's
+    /// buffers it has without it, and the camera never runs short.
+    @Test func aPassingOutputSeesFramesAndHoldsNoCameraBuffer() async throws {
+        func recorderCapacity(withTap: Bool) async throws -> (capacity: Int, looked: Int, ended: Int, skipped: Int) {
+            let camera = SyntheticCamera()
+            let recorder = VideoDataOutput(alwaysDiscardsLateVideoFrames: false, queueDepth: 6)
+            let latest = VideoDataOutput()
+            let looked = Atomic<Int>(0), ended = Atomic<Int>(0)
+            let tap = FrameTapOutput(look: { _ in looked.add(1, ordering: .relaxed) }, ended: { ended.add(1, ordering: .relaxed) })
+            let s = try patternSession(withTap ? [recorder, latest, tap] : [recorder, latest], camera: camera)
+            try s.startRunning()
+            let frames = try await take(20, from: recorder)
+            try s.stopRunning()
+            #expect(frames.count == 20)
+            return (recorder.queue.capacity, looked.load(ordering: .relaxed), ended.load(ordering: .relaxed), camera.skippedFrames)
+        }
+        let without = try await recorderCapacity(withTap: false)
+        let with = try await recorderCapacity(withTap: true)
+        #expect(with.capacity == without.capacity, "the tap took a buffer from the recorder: \(with.capacity) of \(without.capacity)")
+        #expect(with.looked >= 20)
+        #expect(with.ended == 1)
+        #expect(with.skipped == 0)
+    }
+
+    @Test func aPassingQueueLooksAtEachFrameAndReleasesItAtOnce() {
+        let released = Atomic<Int>(0), looked = Atomic<Int>(0), ended = Atomic<Int>(0)
+        let queue = FrameQueue(passing: { _ in looked.add(1, ordering: .relaxed) }, ended: { ended.add(1, ordering: .relaxed) })
+        for i in 0..<5 {
+            queue.push(VideoFrame(format: .nv12, size: PixelSize(width: 2, height: 2), planes: [], sequence: UInt32(i),
+                                  timestampNanoseconds: UInt64(i), release: { released.add(1, ordering: .relaxed) }))
+        }
+        #expect(looked.load(ordering: .relaxed) == 5)
+        #expect(released.load(ordering: .relaxed) == 5)
+        #expect(queue.count == 0 && queue.drops == 0 && queue.offered == 5)
+        queue.close()
+        queue.close()
+        queue.push(VideoFrame(format: .nv12, size: PixelSize(width: 2, height: 2), planes: [], sequence: 9, timestampNanoseconds: 9))
+        #expect(looked.load(ordering: .relaxed) == 5, "a closed queue looks at nothing")
+        #expect(ended.load(ordering: .relaxed) == 1)
+    }
+
     @Test func boundedQueueDropsArrivalsWhenFullAndCountsThem() async {
         let queue = FrameQueue(policy: .bounded(2))
         for i in 0..<5 {
