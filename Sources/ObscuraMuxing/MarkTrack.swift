@@ -35,18 +35,20 @@ final class MarkTrack {
     /// Whether the time between cues is filled (MP4, MOV).
     private let fills: Bool
 
-    /// The encoder for `container`'s text track; nil for one that has none.
-    init?(container: MovieContainer) throws {
+    /// The encoder for `container`'s text track (`named`: libavcodec's
+    /// encoder of that name instead); nil for a container that has none.
+    init?(container: MovieContainer, named: String? = nil) throws {
         let id: AVCodecID
         switch container {
         case .mp4, .mov: id = AV_CODEC_ID_MOV_TEXT
         case .mkv: id = AV_CODEC_ID_SUBRIP
         default: return nil
         }
-        fills = id == AV_CODEC_ID_MOV_TEXT
-        guard let codec = avcodec_find_encoder(id), let ctx = avcodec_alloc_context3(codec) else {
-            throw FFmpegError(call: "avcodec_find_encoder (\(id == AV_CODEC_ID_MOV_TEXT ? "mov_text" : "subrip"))", code: obscura_averror(ENOSYS))
+        let name = named ?? (id == AV_CODEC_ID_MOV_TEXT ? "mov_text" : "srt")
+        guard let codec = avcodec_find_encoder_by_name(name), let ctx = avcodec_alloc_context3(codec) else {
+            throw FFmpegError(call: "avcodec_find_encoder_by_name (\(name))", code: obscura_averror(ENOSYS))
         }
+        fills = codec.pointee.id == AV_CODEC_ID_MOV_TEXT
         encoder = ctx
         ctx.pointee.time_base = Self.timeBase
         // The text encoders read their style from an ASS header (the

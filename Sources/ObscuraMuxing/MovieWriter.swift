@@ -78,6 +78,8 @@ public final class MovieWriter {
     public private(set) var audioPacketsWritten = 0
     /// The marks' text track (`MarkTrack`) and its stream, when asked for.
     private var marks: (track: MarkTrack, stream: UnsafeMutablePointer<AVStream>)?
+    /// Why a file asked to carry marks has no marks' track (the call that failed).
+    public private(set) var marksMissing: String?
     public private(set) var marksWritten = 0
     /// The file's bytes: those written so far (what the muxer still buffers
     /// is not yet in it), and once finished the file's whole size, header,
@@ -121,11 +123,15 @@ public final class MovieWriter {
     /// `alignedToChunks` (encrypted only): every fragment ends where one of
     /// age's 64 KiB chunks ends (see `FragmentAlignment`), so what `age -d`
     /// gives of a file cut off is whole fragments; it costs filler.
-    /// `marked`: a timed text track for `writeMark` (MP4, MOV, Matroska).
+    /// `marked`: a timed text track for `writeMark` (MP4, MOV, Matroska),
+    /// made by libavcodec's `markEncoder` (nil: mov_text for MP4 and MOV,
+    /// srt for Matroska). A file whose track cannot be made is written
+    /// without it, and `marksMissing` says why.
     public init(path: String, container: MovieContainer, video: CodecParameters,
                 fragmentDuration: Duration? = .seconds(1), partialDirectory: String? = nil,
                 audio: CodecParameters? = nil, creationTime: Date? = nil,
-                recipients: [AgeRecipient] = [], alignedToChunks: Bool = false, marked: Bool = false) throws {
+                recipients: [AgeRecipient] = [], alignedToChunks: Bool = false, marked: Bool = false,
+                markEncoder: String? = nil) throws {
         self.path = path
         self.container = container
         // An encrypted file's first fragment is always aligned (so a kill
@@ -152,7 +158,7 @@ public final class MovieWriter {
         do {
             try check(avcodec_parameters_copy(stream.pointee.codecpar, video.parameters), "avcodec_parameters_copy")
             stream.pointee.time_base = video.timeBase
-            try addTracks(ctx, audio: audio, marked: marked, video: video)
+            try addTracks(ctx, audio: audio, marks: marked ? .some(markEncoder) : nil, video: video)
             let file = try FileOutput(path: partialPath, encryptor: encryptor, filler: filler)
             output = file
             ctx.pointee.pb = file.context
@@ -192,7 +198,7 @@ public final class MovieWriter {
     }
 
     /// The sound's track and the marks', when asked for.
-    private func addTracks(_ ctx: UnsafeMutablePointer<AVFormatContext>, audio: CodecParameters?, marked: Bool,
+    private func addTracks(_ ctx: UnsafeMutablePointer<AVFormatContext>, audio: CodecParameters?, marks encoder: String??,
                            video: CodecParameters) throws {
         if let audio {
             guard let a = avformat_new_stream(ctx, nil) else {
@@ -206,7 +212,17 @@ public final class MovieWriter {
             // so a killed process still loses at most about a fragment.
             ctx.pointee.max_interleave_delta = 500_000
         }
-        if marked, let track = try MarkTrack(container: container) {
+        guard let encoder else { return }
+        let made: MarkTrack?
+        do {
+            made = try MarkTrack(container: container, named: encoder)
+        } catch {
+            // An FFmpeg built without the text encoder: the file is
+            // recorded without its marks, and says so.
+            marksMissing = "\(error)"
+            return
+        }
+        if let track = made {
             guard let m = avformat_new_stream(ctx, nil) else {
                 throw FFmpegError(call: "avformat_new_stream (marks)", code: obscura_averror(ENOMEM))
             }

@@ -71,6 +71,10 @@ public struct MovieSettings: Sendable, Equatable {
     /// A timed text track of marks (`MovieFileOutput.mark`): MP4, MOV and
     /// Matroska; an elementary stream has none.
     public var marked = false
+    /// libavcodec's text encoder for the marks (nil: mov_text for MP4 and
+    /// MOV, srt for Matroska). A file whose marks' track cannot be made is
+    /// recorded without it, and its notes say why.
+    public var markEncoder: String?
     /// Encoder threads; 0: the encoder decides (x264: 1.5 per core).
     public var threads = 0
     /// Encoders to try, in order: a V4L2 hardware encoder, then libavcodec.

@@ -86,7 +86,7 @@ final class RecordingRun {
             fragmentDuration: settings.fragmentDuration, partialDirectory: settings.partialDirectory,
             recipients: settings.recipients, alignedToChunks: settings.alignsFragmentsToAgeChunks,
             audio: audioFormat.map { AudioTrack(settings: settings.audio, format: $0) },
-            marked: settings.marked,
+            marked: settings.marked, markEncoder: settings.markEncoder,
             sound: { [output] in output.takePendingAudio() },
             marks: { [output] in output.takePendingMarks() },
             changed: { change in

@@ -164,6 +164,7 @@ final class SegmentedFileSink {
     /// since last asked (drained after each video packet); those that come
     /// before a file is open wait for it.
     let marked: Bool
+    private let markEncoder: String?
     private let marks: () -> [RecordingMark]
     private var waitingMarks: [RecordingMark] = []
     /// Told when a file opens and when a segment's file is finished (at once,
@@ -189,14 +190,15 @@ final class SegmentedFileSink {
     private var audioPacketsBefore = 0
     /// Sound packets in the files.
     var audioPackets: Int { audioPacketsBefore + (writer?.audioPacketsWritten ?? 0) }
-    /// What was done to a file closed on an error (cut back, removed, no checksum).
+    /// What was done to a file closed on an error (cut back, removed, no
+    /// checksum), and a file that could not carry its marks.
     private(set) var notes: [String] = []
     /// Each file's time zero on the camera's clock.
     private(set) var timeZeros: [UInt64] = []
 
     init(path: String, container: MovieContainer, segmentLength: Int64? = nil, fragmentDuration: Duration,
          partialDirectory: String? = nil, recipients: [AgeRecipient] = [], alignedToChunks: Bool = false,
-         startsAtFirstPacket: Bool = true, audio: AudioTrack? = nil, marked: Bool = false,
+         startsAtFirstPacket: Bool = true, audio: AudioTrack? = nil, marked: Bool = false, markEncoder: String? = nil,
          sound: @escaping () -> [AudioBuffer] = { [] }, marks: @escaping () -> [RecordingMark] = { [] },
          changed: @escaping (Change) -> Void = { _ in },
          creationTime: @escaping (UInt64) -> Date? = { _ in nil }) {
@@ -212,6 +214,7 @@ final class SegmentedFileSink {
         self.audio = container == .elementary ? nil : audio
         self.sound = sound
         self.marked = marked && container != .elementary
+        self.markEncoder = markEncoder
         self.marks = marks
         self.changed = changed
     }
@@ -260,8 +263,11 @@ final class SegmentedFileSink {
         let opened = try MovieWriter(path: file(index), container: container, video: video,
                                      fragmentDuration: fragmentDuration, partialDirectory: partialDirectory, audio: sound,
                                      creationTime: zero.flatMap(creationTime), recipients: recipients,
-                                     alignedToChunks: alignedToChunks, marked: marked)
+                                     alignedToChunks: alignedToChunks, marked: marked, markEncoder: markEncoder)
         writer = opened
+        if let why = opened.marksMissing, !notes.contains(where: { $0.hasSuffix(why + ")") }) {
+            notes.append("\(opened.path): recorded without its marks' track (\(why))")
+        }
         try audio?.replay(into: opened)
         return opened
     }

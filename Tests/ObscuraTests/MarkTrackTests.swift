@@ -106,4 +106,37 @@ import ObscuraMuxing
         #expect(read.map(\.text) == ["dark · no detail", "frozen"], "\(read)")
         if read.count == 2 { #expect(read[1].seconds - read[0].seconds >= 0.999, "\(read)") }
     }
+    /// An FFmpeg without the text encoder: the file is recorded without the
+    /// marks' track, plays whole, and its notes name the call that failed.
+    @Test func withoutTheTextEncoderTheFileIsRecordedWithoutMarksAndSaysSo() async throws {
+        let output = MovieFileOutput()
+        let frames = VideoDataOutput(alwaysDiscardsLateVideoFrames: true, queueDepth: 1)
+        let session = try patternSession([output, frames])
+        let file = scratchPath("marks", "no-encoder.mp4")
+        var settings = MovieSettings()
+        settings.marked = true
+        settings.markEncoder = "no-such-text-encoder"
+        let events = try output.startRecording(to: file, settings: settings)
+        try session.startRunning()
+        var markedAt: UInt64?
+        for await frame in frames.frames where output.progress.frames > 0 {
+            let t = frame.timestampNanoseconds
+            if markedAt == nil {
+                output.mark("dark", sensorTime: t)
+                markedAt = t
+            } else if let markedAt, t > markedAt + 1_000_000_000 {
+                break
+            }
+        }
+        output.stopRecording()
+        var progress: RecordingProgress?
+        for await event in events { if case .finished(_, _, let p) = event { progress = p; break } }
+        try session.stopRunning()
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let p = try #require(progress)
+        #expect(p.fileNotes.contains { $0.contains("recorded without its marks' track (avcodec_find_encoder_by_name (no-such-text-encoder)") }, "\(p.fileNotes)")
+        let streams = try runProgram("ffprobe", ["-v", "error", "-show_entries", "stream=codec_type", "-of", "csv=p=0", file])
+        #expect(streams.stdout.split(separator: "\n").map(String.init) == ["video"], "\(streams.stdout)")
+        #expect(try ProbedVideo.read(file).frameTimes.count == p.frames)
+    }
 }
