@@ -45,6 +45,14 @@ struct CameraSetup: Sendable {
         /// The picture watch's samples, taken as the frames pass (no camera
         /// buffer held for it), and what it is watched for; nil when nothing is.
         let picture: Picture?
+        /// The sound watch's samples, summed up where the microphone's
+        /// sound is captured; nil without a microphone or when not listened to.
+        let sound: Sound?
+    }
+
+    struct Sound {
+        let sampler: SoundSampler
+        let settings: SoundHealthSettings
     }
 
     struct Picture {
@@ -81,6 +89,7 @@ struct CameraSetup: Sendable {
         try session.commitConfiguration()
         let frameRate = setFrameRate(device)
         let audio = attachAudio(to: session)
+        let sound = listen(to: session)
         try session.startRunning()
         if configuration.preRecordSeconds > 0 {
             try movie.armPreRecording(duration: .milliseconds(Int(configuration.preRecordSeconds * 1000)),
@@ -88,7 +97,7 @@ struct CameraSetup: Sendable {
         }
         return Opened(device: device, session: session, movie: movie, photo: photo, preview: shown, frameRate: frameRate,
                       pace: RecordingPace(device: device, nominal: frameRate), audio: audio,
-                      picture: watchable(watched, session))
+                      picture: watchable(watched, session), sound: sound)
     }
 
     /// The output the picture is watched on, when the configuration and
@@ -193,6 +202,15 @@ struct CameraSetup: Sendable {
         }
     }
 
+    /// The sound watch on the session's microphone, when it has one and
+    /// the configuration listens for anything.
+    private func listen(to session: CaptureSession) -> Sound? {
+        guard session.audioInput != nil, let settings = configuration.health.sound else { return nil }
+        let sampler = SoundSampler()
+        session.addAudioOutput(sampler)
+        return Sound(sampler: sampler, settings: settings)
+    }
+
     /// The configured caption, with the camera's name when asked.
     func captionSettings(_ device: CaptureDevice) -> OverlaySettings? {
         guard var overlay = configuration.overlay else { return nil }
@@ -218,8 +236,8 @@ struct CameraSetup: Sendable {
         s.encoders = kinds.isEmpty ? [.software] : kinds
         s.partialDirectory = partialDirectory ?? configuration.resolvedPartialFolder
         s.audio = AudioEncoderSettings(codec: configuration.audioCodec, bitRate: configuration.audioBitRate)
-        // What the picture watch notices goes into the file's text track.
-        s.marked = configuration.health.settings(for: profile) != nil
+        // What the picture and sound watches notice goes into the file's text track.
+        s.marked = configuration.health.settings(for: profile) != nil || configuration.health.sound != nil
         return s
     }
 }

@@ -1,8 +1,8 @@
 import ObscuraHealth
 import ObscuraSystem
 
-/// The `[health]` table: what the kiosk watches its picture for, and how
-/// sure it must be before it says so.
+/// The `[health]` table: what the kiosk watches its picture and its
+/// microphone for, and how sure it must be before it says so.
 ///
 /// ```toml
 /// [health]
@@ -13,12 +13,17 @@ import ObscuraSystem
 /// hold_seconds = 10               # a condition holds this long before it is declared
 /// clear_seconds = 2               # and is gone this long before it clears
 /// frames_per_second = 5           # frames looked at a second (the rest pass untouched)
+/// sound_conditions = ["silent", "clipping"]  # [] : the microphone is not listened to
+/// silence_dbfs = -90              # sound swinging at most this far is silent (digital silence, a stuck level)
+/// clip_share = 0.001              # this share of samples at full scale is clipping
 /// ```
 struct HealthConfiguration: Sendable, Equatable {
     /// The settings, the watched conditions still to be narrowed by the profile; nil: not watched.
     var picture: PictureHealthSettings? = PictureHealthSettings()
     /// The conditions the configuration names; nil: the profile's.
     var conditions: Set<PictureCondition>?
+    /// The microphone's settings; nil: not listened to.
+    var sound: SoundHealthSettings? = SoundHealthSettings()
 
     init() {}
 
@@ -34,6 +39,14 @@ struct HealthConfiguration: Sendable, Equatable {
         if let clear = try reader.double("health.clear_seconds", Limits.conditionSeconds) { s.clearAfter = .checkedSeconds(clear) }
         s.framesPerSecond = try reader.double("health.frames_per_second", Limits.healthFramesPerSecond) ?? s.framesPerSecond
         picture = enabled ? s : nil
+        var heard = SoundHealthSettings()
+        if let names = try reader.strings("health.sound_conditions", allowed: SoundCondition.allCases.map(\.rawValue)) {
+            heard.watched = Set(names.compactMap(SoundCondition.init(rawValue:)))
+        }
+        heard.silenceDBFS = try reader.double("health.silence_dbfs", Limits.silenceDBFS) ?? heard.silenceDBFS
+        heard.clipShare = try reader.double("health.clip_share", Limits.clipShare) ?? heard.clipShare
+        (heard.hold, heard.clearAfter) = (s.hold, s.clearAfter)
+        sound = enabled && !heard.watched.isEmpty ? heard : nil
     }
 
     /// The settings for a board: the configuration's conditions, else the

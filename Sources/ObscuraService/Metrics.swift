@@ -182,6 +182,13 @@ extension ServiceStatus {
             m.add("obscura_picture_condition_episodes_total", .counter, "Times each picture condition was declared since the service started.",
                   watched.map { ([("condition", $0)], Double(pictureEpisodes[$0] ?? 0)) })
         }
+        if let watched = soundWatched {
+            let now = Set(soundConditions ?? [])
+            m.add("obscura_sound_condition", .gauge, "1 while the microphone's sound has the condition (silent: digital silence or one level held; clipping), declared after its hold time.",
+                  watched.map { ([("condition", $0)], b(now.contains($0))) })
+            m.add("obscura_sound_condition_episodes_total", .counter, "Times each sound condition was declared since the service started.",
+                  watched.map { ([("condition", $0)], Double(soundEpisodes[$0] ?? 0)) })
+        }
         m.add("obscura_clock_synchronized", .gauge, "1 when the system clock is known to be synchronised; the label says what told.",
               [([("source", host.clockSource)], b(host.clockSynchronized == true))])
         return m.text

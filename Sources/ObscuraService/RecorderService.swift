@@ -69,8 +69,8 @@ public actor RecorderService {
     /// The file thread (hashing, photos, scans, metrics) and the camera's.
     let fileWork: ThreadExecutor
     let cameraWork: ThreadExecutor
-    /// The picture watch's thread (`ServicePicture`).
-    let pictureWork: ThreadExecutor
+    /// The picture and sound watches' thread (`ServicePicture`, `ServiceSound`).
+    let healthWork: ThreadExecutor
     /// The time the coordinator's waits and measures are on (a test's own).
     let clock: any WaitingClock
 
@@ -119,7 +119,7 @@ public actor RecorderService {
         self.logger = logger
         fileWork = try ThreadExecutor(name: "obscura-files")
         cameraWork = try ThreadExecutor(name: "obscura-camera")
-        pictureWork = try ThreadExecutor(name: "obscura-picture")
+        healthWork = try ThreadExecutor(name: "obscura-health")
         storage = StorageTargets(configuration: configuration, logger: logger, fileWork: fileWork,
                                  driveWork: try ThreadExecutor(name: "obscura-drive"), clock: clock)
         camera = CameraSetup(configuration: configuration, profile: profile, logger: logger, log: Self.infoLines(logger),
@@ -209,6 +209,7 @@ public actor RecorderService {
         await stopRecording()
         if let opened {
             _ = try? await onCameraThread { try opened.session.stopRunning() }
+            opened.sound?.sampler.end()
             opened.movie.disarmPreRecording()
         }
         gpio.close()
@@ -227,7 +228,7 @@ public actor RecorderService {
 
     func showLEDs() {
         gpio.show(recording: state == .recording, error: state == .error,
-                  attention: !(status.pictureConditions ?? []).isEmpty)
+                  attention: !(status.pictureConditions ?? []).isEmpty || !(status.soundConditions ?? []).isEmpty)
     }
 
     func fail(_ message: String, reason: ErrorReason) {

@@ -46,6 +46,7 @@ extension RecorderService {
             logCameraLayer()
         }
         watchPicture(made)
+        listenToSound(made)
         Task { [weak self, events = made.session.events()] in
             for await event in events { await self?.sessionEvent(event) }
         }
@@ -60,6 +61,7 @@ extension RecorderService {
         guard let dropped = opened else { return }
         opened = nil
         _ = try? await onCameraThread { try dropped.session.stopRunning() }
+        dropped.sound?.sampler.end()
     }
 
     /// Which libcamera and which shim drive the camera, once per process.

@@ -23,7 +23,7 @@ extension RecorderService {
         // The samples hold no frame: the camera's buffers are never held
         // while a change waits for the service.
         let samples = picture.sampler.samples
-        Task.detached(executorPreference: pictureWork) { [weak self] in
+        Task.detached(executorPreference: healthWork) { [weak self] in
             var health = PictureHealth(settings: settings)
             var measured: UInt64?
             for await sample in samples {

@@ -79,6 +79,13 @@ public struct ServiceStatus: Sendable, Codable, Equatable {
     public var pictureEpisodes: [String: Int] = [:]
     public var pictureMean: Double?
     public var pictureDetail: Double?
+    /// What the microphone is listened for (nil: not listened to), the
+    /// conditions declared now, how often each was, and the last window's
+    /// loudest sample (dBFS; nil when all zero).
+    public var soundWatched: [String]?
+    public var soundConditions: [String]?
+    public var soundEpisodes: [String: Int] = [:]
+    public var soundPeak: Double?
 }
 
 extension ServiceStatus {

@@ -122,6 +122,12 @@ public enum Limits {
     public static let conditionSeconds = Limit(0.1...3600.0, "seconds")
     /// Frames a second the picture is looked at.
     public static let healthFramesPerSecond = Limit(0.1...240.0, "frames per second")
+    /// The swing (dBFS) at or under which sound is silent.
+    public static let silenceDBFS = Limit(-120.0 ... -20.0, "dBFS")
+    /// The share of samples at full scale from which sound is clipping.
+    public static let clipShare = Limit(0.000_01...0.5, "share of samples")
+    /// A test tone's level (above 0 dBFS it is clipped at full scale).
+    public static let toneDBFS = Limit(-96.0...24.0, "dBFS")
 
     // Sound
     public static let sampleRate = Limit(8_000...192_000, "Hz")

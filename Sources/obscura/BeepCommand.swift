@@ -23,6 +23,8 @@ struct BeepCommand: ParsableCommand {
     @Option(help: "Tone frequency in Hz.") var frequency: Double = 1000
     @Option(help: "Tone length in milliseconds.") var length: Int = 60
     @Option(help: "Sample rate in Hz.") var rate: Int = 48_000
+    @Option(help: "Tone level in dBFS (default about -8.7); above 0 the tone is clipped at full scale, like an overdriven microphone.")
+    var level: Double?
 
     func validate() throws {
         try Options.check {
@@ -32,6 +34,7 @@ struct BeepCommand: ParsableCommand {
             try Limits.toneHz.check(frequency, "--frequency")
             try Limits.beepMilliseconds.check(length, "--length")
             try Limits.sampleRate.check(rate, "--rate")
+            if let level { try Limits.toneDBFS.check(level, "--level") }
             guard Double(length) / 1000 < every else { throw UserFacingError("--every (\(every) s) must be longer than --length (\(length) ms)") }
         }
     }
@@ -43,6 +46,7 @@ struct BeepCommand: ParsableCommand {
             throw ExitCode.failure
         }
         let chunk = rate / 50 // 20 ms
+        let amplitude = level.map { 32767 * pow(10, $0 / 20) } ?? 12_000
         let spacing = Int64(every * Double(rate))
         let first = Int64(lead * Double(rate))
         let toneFrames = Int64(length * rate / 1000)
@@ -58,7 +62,7 @@ struct BeepCommand: ParsableCommand {
                 let offset = (k - first) % spacing
                 let beep = (k - first) / spacing
                 if beep < count, offset < toneFrames {
-                    samples[i] = Int16(12_000 * sin(2 * Double.pi * frequency * Double(offset) / Double(rate)))
+                    samples[i] = Int16(max(-32768, min(32767, amplitude * sin(2 * Double.pi * frequency * Double(offset) / Double(rate)))))
                     if offset == 0 { pending.append((Int(beep) + 1, k)) }
                 }
             }

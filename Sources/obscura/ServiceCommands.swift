@@ -113,6 +113,7 @@ struct StatusCommand: AsyncParsableCommand {
             if let preview = status.preview { lines.append("preview: \(preview)") }
             if let audio = status.audio { lines.append("audio: \(audio)") }
             if let picture = Self.pictureLine(status) { lines.append(picture) }
+            if let sound = Self.soundLine(status) { lines.append(sound) }
             if status.preRecordSeconds > 0 { lines.append(String(format: "pre-record: %.1f s", status.preRecordSeconds)) }
             lines.append("recordings: \(status.recordings) (\(status.recordingsFailed) ended by a failure), photos: \(status.photos)")
             if !status.stageRestarts.isEmpty {
@@ -145,6 +146,21 @@ struct StatusCommand: AsyncParsableCommand {
             line += String(format: "; mean luma %.1f, detail %.2f", mean, detail)
         }
         let episodes = status.pictureEpisodes.keys.sorted().map { "\($0) \(status.pictureEpisodes[$0] ?? 0)" }
+        if !episodes.isEmpty { line += "; episodes: " + episodes.joined(separator: ", ") }
+        return line + ")"
+    }
+}
+
+extension StatusCommand {
+    /// "sound: silent (listened for clipping, silent; peak -inf dBFS; episodes: silent 1)";
+    /// nil without a microphone.
+    static func soundLine(_ status: ServiceStatus) -> String? {
+        guard let watched = status.soundWatched else { return nil }
+        let now = status.soundConditions ?? []
+        var line = "sound: " + (now.isEmpty ? "fine" : now.joined(separator: ", "))
+        line += " (listened for " + watched.joined(separator: ", ")
+        line += status.soundPeak.map { String(format: "; peak %.1f dBFS", $0) } ?? "; peak -inf dBFS"
+        let episodes = status.soundEpisodes.keys.sorted().map { "\($0) \(status.soundEpisodes[$0] ?? 0)" }
         if !episodes.isEmpty { line += "; episodes: " + episodes.joined(separator: ", ") }
         return line + ")"
     }

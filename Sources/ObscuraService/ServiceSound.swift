@@ -1,0 +1,75 @@
+import Foundation
+import ObscuraHealth
+
+/// The coordinator's sound watch: the microphone's buffers summed up where
+/// they are captured (`SoundSampler`), followed window by window on the
+/// health thread (`SoundHealth`), the conditions it declares and clears
+/// said in the journal, `obscura status`, the metrics, the status LED and
+/// the recording's marks, like the picture's. The recording never stops for one.
+extension RecorderService {
+    /// Follows `opened`'s microphone until its session stops.
+    func listenToSound(_ opened: CameraSetup.Opened) {
+        guard let sound = opened.sound else {
+            status.soundWatched = nil
+            return
+        }
+        let settings = sound.settings
+        status.soundWatched = settings.watched.map(\.rawValue).sorted()
+        if let held = status.soundConditions, !held.isEmpty {
+            logger.notice("sound: listened to afresh on the camera's new session (\(held.joined(separator: ", ")) no longer declared)")
+            status.soundConditions = []
+            showLEDs()
+        }
+        let samples = sound.sampler.samples
+        Task.detached(executorPreference: healthWork) { [weak self] in
+            var health = SoundHealth(settings: settings)
+            var measured: UInt64?
+            for await sample in samples {
+                let changes = health.hear(sample)
+                for change in changes { await self?.soundChanged(change) }
+                // The loudest sample in the status about once a second.
+                if let m = health.last, sample.time >= (measured ?? 0) &+ 1_000_000_000 {
+                    measured = sample.time
+                    await self?.soundMeasured(m)
+                }
+            }
+        }
+    }
+
+    func soundMeasured(_ measure: SoundMeasure) {
+        status.soundPeak = measure.peakDBFS.isFinite ? (measure.peakDBFS * 10).rounded() / 10 : nil
+    }
+
+    /// A condition declared or cleared: said once each way.
+    func soundChanged(_ change: SoundHealth.Change) {
+        let name = change.condition.rawValue
+        let seen = Self.heard(change.measure)
+        var conditions = Set(status.soundConditions ?? [])
+        let said: String
+        if change.declared {
+            conditions.insert(name)
+            status.soundEpisodes[name, default: 0] += 1
+            said = "sound: \(Self.described(change.condition)) for \(String(format: "%.1f", Double(change.at &- change.since) / 1e9)) s (\(seen))"
+            logger.warning("\(said); recording goes on")
+        } else {
+            conditions.remove(name)
+            said = "sound: \(name) cleared after \(String(format: "%.1f", Double(change.since) / 1e9)) s (\(seen))"
+            logger.notice("\(said)")
+        }
+        opened?.movie.mark(said, sensorTime: change.at)
+        status.soundConditions = conditions.sorted()
+        showLEDs()
+    }
+
+    static func heard(_ m: SoundMeasure) -> String {
+        func db(_ v: Double) -> String { v.isFinite ? String(format: "%.1f dBFS", v) : "-inf dBFS" }
+        return "peak \(db(m.peakDBFS)), swing \(db(m.swingDBFS)), clipped \(String(format: "%.2f", m.clippedShare * 100)) %"
+    }
+
+    static func described(_ condition: SoundCondition) -> String {
+        switch condition {
+        case .silent: "silent (the microphone gives digital silence or one level held)"
+        case .clipping: "clipping (the sound hits full scale: too loud, or the gain too high)"
+        }
+    }
+}

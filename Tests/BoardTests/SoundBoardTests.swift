@@ -1,0 +1,109 @@
+import Foundation
+import Testing
+import TestSupport
+
+extension VirtualBoardTests {
+/// The service's microphone is the ALSA loopback's capture end (snd-aloop),
+/// so what `obscura beep` plays on the other end is what it hears: bursts
+/// of tone (never half a second without one), nothing at all (digital
+/// silence: the loopback gives zeros), and tone 6 dB over full scale
+/// (clipped). Each condition is declared within its hold + 2 s + one look
+/// at the status (measured in the run), shows in the status, the metrics
+/// and the status LED, clears, and is marked in the one recording, which
+/// goes on throughout and is read back by ffmpeg.
+@Suite struct SoundBoardTests {
+    static let hold = 2.0, clear = 1.0
+
+    @Test func aSilentAndAClippingMicrophoneAreDeclaredWithinTheirHoldAndClear() throws {
+        let result = try VirtualBoard.run("""
+            export PATH=$PATH:$(pwd)/board/virtual
+            . board/virtual/waiting.sh
+            rm -rf /tmp/svc; mkdir -p /tmp/svc
+            \(BoardService.started(board: "virtual", recording: """
+                folder = "/tmp/svc/rec"
+                size = "320x240"
+                segment_seconds = 0
+                min_free_space_mb = 16
+                """, tables: """
+                [health]
+                hold_seconds = \(Self.hold)
+                clear_seconds = \(Self.clear)
+                # vimc's picture is SoundBoardTests' no part.
+                conditions = []
+                """))
+            now() { read -r t _ < /proc/uptime; echo "$t"; }
+            status() { $o status --socket /tmp/svc/control.sock --json; }
+            has() { status | grep -q "\\"soundConditions\\":\\[[^]]*\\"$1\\""; }
+            lacks() { ! has "$1"; }
+            led() { for i in $(seq 20); do gpio-sim get status-led; sleep 0.1; done | sort -u | tr '\\n' ' '; }
+            # Tone bursts of 0.2 s every 0.25 s on the loopback (LEVEL: dBFS), until stopped.
+            play() { $o beep --device hw:CARD=Loopback,DEV=0 --every 0.25 --length 200 --count 2000 --lead 0 --level $1 > /tmp/svc/beep 2>&1 & b=$!
+                     heard() { grep -q "^beep 1 at" /tmp/svc/beep; }; wait_for 60 "the tone to play" heard; }
+            quiet() { kill $b; wait $b 2>/dev/null; }
+            since() { awk -v a="$1" -v b="$(now)" 'BEGIN { print b - a }'; }
+            $o ctl --socket /tmp/svc/control.sock record start | sed 's/^/ctl: /'
+            wait_for 120 "the recording's first frame" said "first frame taken"
+            play -9
+            wait_for 60 "the tone to be heard" lacks silent
+            echo "led-fine=$(led)"
+            quiet; a=$(now)
+            wait_for 60 "silence to be declared" has silent; echo "declared-silent=$(since $a)"
+            has silent; echo "poll-silent=$(since $a)"
+            echo "led-silent=$(led)"
+            $o status --socket /tmp/svc/control.sock | grep '^sound:' | sed 's/^/status-silent: /'
+            echo "metrics-silent=$(grep -E '^obscura_sound_condition(_episodes_total)?\\{' /tmp/svc/obscura.prom | tr '\\n' ' ')"
+            play 6; a=$(now)
+            wait_for 60 "silence to clear" lacks silent; echo "cleared-silent=$(since $a)"
+            wait_for 60 "clipping to be declared" has clipping; echo "declared-clipping=$(since $a)"
+            has clipping; echo "poll-clipping=$(since $a)"
+            $o status --socket /tmp/svc/control.sock | grep '^sound:' | sed 's/^/status-clipping: /'
+            echo "metrics-clipping=$(grep -E '^obscura_sound_condition(_episodes_total)?\\{' /tmp/svc/obscura.prom | tr '\\n' ' ')"
+            quiet; a=$(now)
+            wait_for 60 "clipping to clear" lacks clipping; echo "cleared-clipping=$(since $a)"
+            echo "state=$(status | grep -o '"state":"[a-z]*"')"
+            $o ctl --socket /tmp/svc/control.sock record stop | sed 's/^/ctl: /'
+            wait_for 180 "the recording to finish" said "recording finished"
+            f=$(ls /tmp/svc/rec/*.mp4 | head -n 1)
+            echo "recordings=$(ls /tmp/svc/rec/*.mp4 | wc -l)"
+            echo "streams=$(ffprobe -v error -show_entries stream=codec_type -of csv=p=0 "$f" | tr '\\n' ' ')"
+            ffmpeg -v error -i "$f" -map 0:s:0 -f srt - | sed -E 's/<[^>]*>//g; s/^/srt: /'
+            grep -E "sound: |recording finished" /tmp/svc/log | sed 's/^/log: /'
+            kill -TERM $p; wait $p
+            """, timeout: 600)
+        let out = result.stdout
+        let lines = out.split(separator: "\n").map(String.init)
+        func value(_ prefix: String) -> String? { lines.first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) } }
+        #expect(!out.contains("gave up after"), "\(out)\(result.stderr)")
+        for condition in ["silent", "clipping"] {
+            // A look at the status after the change was seen: the wait's own lag.
+            let declared = try #require(value("declared-\(condition)=").flatMap(Double.init), "\(condition) never declared: \(out)")
+            let poll = try #require(value("poll-\(condition)=").flatMap(Double.init)) - declared + 0.2
+            #expect(declared <= Self.hold + 2 + poll, "\(condition) declared after \(declared) s (hold \(Self.hold) s + 2 s + a look at the status \(poll) s)")
+            #expect(declared >= Self.hold, "\(condition) declared after \(declared) s, before its \(Self.hold) s hold")
+            let cleared = try #require(value("cleared-\(condition)=").flatMap(Double.init), "\(condition) never cleared: \(out)")
+            #expect(cleared <= Self.clear + 2 + poll, "\(condition) cleared after \(cleared) s")
+            #expect(value("metrics-\(condition)=")?.contains("obscura_sound_condition{condition=\"\(condition)\"} 1") == true, "\(out)")
+            #expect(value("status-\(condition): ")?.hasPrefix("sound: \(condition) (listened for clipping, silent") == true, "\(out)")
+        }
+        #expect(value("led-fine=") == "1 ", "\(out)")
+        #expect(value("led-silent=") == "0 1 ", "\(out)")
+        // One recording, with its sound, never interrupted.
+        #expect(lines.contains("state=\"state\":\"recording\""), "\(out)")
+        #expect(value("recordings=") == "1", "\(out)")
+        #expect(value("streams=")?.contains("audio") == true, "\(out)")
+        #expect(lines.filter { $0.hasPrefix("log: ") && $0.contains("recording finished") }.count == 1, "\(out)")
+        // Its marks, read back by ffmpeg, in order (silence comes again once
+        // the clipped tone stops, and may before the service hears the tone).
+        let said = lines.filter { $0.hasPrefix("srt: sound: ") }.flatMap { $0.dropFirst(5).components(separatedBy: " · ") }.map { mark -> String in
+            let words = mark.split(separator: " ")
+            return words.count > 2 && words[2] == "cleared" ? "\(words[1]) cleared" : String(words.count > 1 ? words[1] : "")
+        }
+        #expect(said.filter { $0.hasPrefix("clipping") } == ["clipping", "clipping cleared"], "marks: \(said)\n\(out)")
+        let silent = said.filter { $0.hasPrefix("silent") }
+        #expect(silent.count >= 2 && zip(silent, silent.dropFirst()).allSatisfy { $0 != $1 }, "silent declared and cleared in turn: \(said)")
+        if let cleared = said.lastIndex(of: "silent cleared"), let clipping = said.firstIndex(of: "clipping") {
+            #expect(cleared < clipping, "the silence cleared as the clipped tone began: \(said)")
+        }
+    }
+}
+}
