@@ -320,8 +320,8 @@ final class SegmentedFileSink {
 
     /// The marks made so far into the file's text track, each at its
     /// frame's time in the file (or the start of the file, for one made
-    /// before it began).
-    private func writeMarks(_ timeline: RecordingTimeline) throws {
+    /// before it began; at a file's end, none after its last frame).
+    private func writeMarks(_ timeline: RecordingTimeline, ending: Bool = false) throws {
         let made = marks()
         guard marked else { return }
         waitingMarks += made
@@ -337,7 +337,8 @@ final class SegmentedFileSink {
             }
         }
         for (time, texts) in instants {
-            let encoderTime = timeline.audioTime(time).map { $0 / 1000 } ?? (newestVideoPTS ?? 0)
+            var encoderTime = timeline.audioTime(time).map { $0 / 1000 } ?? (newestVideoPTS ?? 0)
+            if ending, let newest = newestVideoPTS { encoderTime = min(encoderTime, newest) }
             try writer.writeMark(texts.joined(separator: " · "), atMicroseconds: max(0, encoderTime - segmentBase))
         }
     }
@@ -349,6 +350,8 @@ final class SegmentedFileSink {
             audio?.videoEnd = timeline.lastPTS * 1000 + Int64(timeline.lastInterval)
         }
         try takeSound(timeline, all: true)
+        // Marks made since the last frame (a stop right after one).
+        try writeMarks(timeline, ending: true)
         try audio?.end(into: writer)
         try writer?.finish()
     }

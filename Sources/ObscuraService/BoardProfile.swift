@@ -51,6 +51,13 @@ public struct BoardProfile: Sendable, Equatable {
     /// (`health.conditions`): a camera whose picture is a still test pattern
     /// (vimc's) is frozen by definition and leaves `frozen` out.
     public var pictureConditions: Set<PictureCondition> = Set(PictureCondition.allCases)
+    /// Where the system's pressure is read (`[pressure]`): thermal zones'
+    /// `temp` files (millidegrees; nil: every zone under /sys/class/thermal),
+    /// the firmware's `get_throttled` (a file that is not there is no
+    /// source), and the temperatures that make each level.
+    public var pressureTemperatureFiles: [String]?
+    public var pressureThrottledFile = "/sys/devices/platform/soc/soc:firmware/get_throttled"
+    public var pressure = PressureSettings()
 
     public static let encoderNames = ["v4l2m2m", "libx264", "libx265"]
 
@@ -97,6 +104,7 @@ public struct BoardProfile: Sendable, Equatable {
         if let names = try reader.strings("health.conditions", allowed: PictureCondition.allCases.map(\.rawValue)) {
             pictureConditions = Set(names.compactMap(PictureCondition.init(rawValue:)))
         }
+        try readPressure(reader)
         if reader.document.tables.keys.contains(where: { $0 == "gpio" || $0.hasPrefix("gpio.") }) {
             var g = GPIO()
             g.chip = try reader.require("gpio.chip") { k throws(ConfigurationError) in try reader.string(k) }
@@ -152,5 +160,23 @@ public struct BoardProfile: Sendable, Equatable {
             .filter { $0.hasSuffix(".toml") }.map { String($0.dropLast(5)) }
         throw ConfigurationError(file: config, line: nil, key: "board",
                                  message: "no profile \"\(nameOrPath)\"; known: \(Set(known).sorted().joined(separator: ", "))")
+    }
+}
+
+extension BoardProfile {
+    /// The `[pressure]` table: its sources and thresholds.
+    mutating func readPressure(_ reader: TOMLReader) throws(ConfigurationError) {
+        pressureTemperatureFiles = try reader.strings("pressure.temperature_files")
+        pressureThrottledFile = try reader.string("pressure.throttled_file") ?? pressureThrottledFile
+        var p = PressureSettings()
+        p.fairCelsius = try reader.double("pressure.fair_celsius", Limits.pressureCelsius) ?? p.fairCelsius
+        p.seriousCelsius = try reader.double("pressure.serious_celsius", Limits.pressureCelsius) ?? p.seriousCelsius
+        p.criticalCelsius = try reader.double("pressure.critical_celsius", Limits.pressureCelsius) ?? p.criticalCelsius
+        p.hysteresisCelsius = try reader.double("pressure.hysteresis_celsius", Limits.hysteresisCelsius) ?? p.hysteresisCelsius
+        guard p.fairCelsius <= p.seriousCelsius, p.seriousCelsius <= p.criticalCelsius else {
+            throw ConfigurationError(file: reader.document.file, line: reader.document.tables["pressure"], key: "pressure",
+                                     message: "fair_celsius (\(p.fairCelsius)) ≤ serious_celsius (\(p.seriousCelsius)) ≤ critical_celsius (\(p.criticalCelsius)) is required")
+        }
+        pressure = p
     }
 }

@@ -236,8 +236,10 @@ struct CameraSetup: Sendable {
         s.encoders = kinds.isEmpty ? [.software] : kinds
         s.partialDirectory = partialDirectory ?? configuration.resolvedPartialFolder
         s.audio = AudioEncoderSettings(codec: configuration.audioCodec, bitRate: configuration.audioBitRate)
-        // What the picture and sound watches notice goes into the file's text track.
+        // What the picture and sound watches notice, and the pressure's
+        // steps, go into the file's text track.
         s.marked = configuration.health.settings(for: profile) != nil || configuration.health.sound != nil
+            || configuration.pressure.stepsDown
         return s
     }
 }

@@ -17,6 +17,26 @@ import ObscuraSystem
 /// silence_dbfs = -90              # sound swinging at most this far is silent (digital silence, a stuck level)
 /// clip_share = 0.001              # this share of samples at full scale is clipping
 /// ```
+/// The `[pressure]` table: whether the recording steps down under the
+/// system's pressure (its sources and thresholds are the board profile's).
+///
+/// ```toml
+/// [pressure]
+/// enabled = true        # false: the level is read and shown, nothing steps down
+/// settle_seconds = 30   # a lower level is taken once the readings allowed it this long
+/// ```
+struct PressureConfiguration: Sendable, Equatable {
+    var stepsDown = true
+    var settle: Duration = .seconds(30)
+
+    init() {}
+
+    init(reading reader: TOMLReader) throws(ConfigurationError) {
+        stepsDown = try reader.bool("pressure.enabled") ?? true
+        if let s = try reader.double("pressure.settle_seconds", Limits.settleSeconds) { settle = .checkedSeconds(s) }
+    }
+}
+
 struct HealthConfiguration: Sendable, Equatable {
     /// The settings, the watched conditions still to be narrowed by the profile; nil: not watched.
     var picture: PictureHealthSettings? = PictureHealthSettings()

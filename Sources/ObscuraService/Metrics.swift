@@ -1,6 +1,7 @@
 import Foundation
 import ObscuraSystem
 import ObscuraFiles
+import ObscuraHealth
 
 /// One storage the service records to: where, how full, its quota.
 public struct StorageStatus: Sendable, Codable, Equatable {
@@ -189,6 +190,10 @@ extension ServiceStatus {
             m.add("obscura_sound_condition_episodes_total", .counter, "Times each sound condition was declared since the service started.",
                   watched.map { ([("condition", $0)], Double(soundEpisodes[$0] ?? 0)) })
         }
+        m.add("obscura_system_pressure", .gauge, "1 for the system's pressure level now (nominal, fair, serious, critical: from the temperature, the firmware's throttling and the recorder's backlog).",
+              PressureLevel.allCases.map { ([("level", $0.name)], b(pressureLevel == $0.name)) })
+        m.add("obscura_system_pressure_steps_total", .counter, "Steps of the system's pressure level since the service started (direction up or down).",
+              ["down", "up"].map { ([("direction", $0)], Double(pressureSteps[$0] ?? 0)) })
         m.add("obscura_clock_synchronized", .gauge, "1 when the system clock is known to be synchronised; the label says what told.",
               [([("source", host.clockSource)], b(host.clockSynchronized == true))])
         return m.text

@@ -6,6 +6,7 @@ import ObscuraCamera
 import ObscuraCapture
 import ObscuraEncoding
 import ObscuraGPIO
+import ObscuraHealth
 import ObscuraMedia
 import ObscuraMuxing
 import ObscuraOverlay
@@ -92,6 +93,8 @@ public actor RecorderService {
     var liveness = RecordingLiveness()
     var storageWait = StorageWaitNotice()
     var pace: RecordingPace?
+    /// The system's pressure, followed each housekeeping round (`ServicePressure`).
+    var pressure: SystemPressure
     var stopping = false
     var cameraLayerLogged = false
     var lastEncoderLine = ""
@@ -120,6 +123,9 @@ public actor RecorderService {
         fileWork = try ThreadExecutor(name: "obscura-files")
         cameraWork = try ThreadExecutor(name: "obscura-camera")
         healthWork = try ThreadExecutor(name: "obscura-health")
+        var pressureSettings = profile.pressure
+        pressureSettings.settle = configuration.pressure.settle
+        pressure = SystemPressure(settings: pressureSettings)
         storage = StorageTargets(configuration: configuration, logger: logger, fileWork: fileWork,
                                  driveWork: try ThreadExecutor(name: "obscura-drive"), clock: clock)
         camera = CameraSetup(configuration: configuration, profile: profile, logger: logger, log: Self.infoLines(logger),

@@ -13,6 +13,9 @@ public struct RecordingPace: Sendable {
     /// Whether the camera itself is slowed (else frames are left out).
     public let cameraControlled: Bool
     private var seen: (frames: Int, dropped: Int)?
+    /// The most the system's pressure allows (nil: no cap); the rate used
+    /// is the lower of it and the governor's.
+    public private(set) var ceiling: Double?
 
     public init(device: CaptureDevice, nominal: Double) {
         cameraControlled = device.isFrameDurationControlSupported
@@ -20,7 +23,9 @@ public struct RecordingPace: Sendable {
                                 ? max(1, device.activeFrameRateRange?.lowerBound ?? 1) : 1)
     }
 
-    public var rate: Double { governor.rate }
+    public var rate: Double { min(governor.rate, ceiling ?? governor.rate) }
+    /// Whether the recorder's own pace has stepped the rate down (it is behind).
+    public var behind: Bool { governor.steppedDown }
     public var nominal: Double { governor.nominal }
 
     /// A step taken, and what to say of it.
@@ -44,20 +49,33 @@ public struct RecordingPace: Sendable {
             governor = next
             return nil
         }
-        let who: String
-        if cameraControlled {
-            try device.withConfigurationLock { try $0.setActiveVideoFrameRate(next.rate) }
-            who = "the camera steps"
-        } else {
-            movie.maxFrameRate = next.steppedDown ? next.rate : nil
-            who = "the recording steps (frames left out evenly: the camera has no frame-rate control)"
-        }
+        try apply(min(next.rate, ceiling ?? next.rate), device: device, movie: movie)
+        let who = cameraControlled ? "the camera steps"
+            : "the recording steps (frames left out evenly: the camera has no frame-rate control)"
         governor = next
         switch step {
         case .down(let from, let to, let dropped, let offered):
             return .down("the recorder is behind its camera (\(dropped) of \(offered) frames dropped): \(who) down from \(Self.fps(from)) to \(Self.fps(to)) fps")
         case .up(let from, let to):
             return .up("the recorder keeps up: \(who) up from \(Self.fps(from)) to \(Self.fps(to)) fps (configured \(Self.fps(next.nominal)))")
+        }
+    }
+
+    /// Caps the rate at `ceiling` (nil: no cap), applied at once; a camera
+    /// that refuses the rate throws (naming the call), and nothing changes.
+    public mutating func cap(_ ceiling: Double?, device: CaptureDevice, movie: MovieFileOutput) throws {
+        let lowest = governor.lowest
+        let capped = ceiling.map { max(lowest, min($0, governor.nominal)) }
+        try apply(min(governor.rate, capped ?? governor.rate), device: device, movie: movie)
+        self.ceiling = capped
+    }
+
+    /// `rate` asked of the camera, or kept to by the recording.
+    private func apply(_ rate: Double, device: CaptureDevice, movie: MovieFileOutput) throws {
+        if cameraControlled {
+            try device.withConfigurationLock { try $0.setActiveVideoFrameRate(rate) }
+        } else {
+            movie.maxFrameRate = rate < governor.nominal ? rate : nil
         }
     }
 

@@ -37,8 +37,9 @@ extension RecorderService {
         }
         opened = made
         pace = made.pace
+        if pressure.level > .nominal { applyPressure() }
         status.audio = made.audio
-        status.cameraFrameRate = made.pace.rate
+        status.cameraFrameRate = pace?.rate ?? made.pace.rate
         status.configuredFrameRate = made.pace.nominal
         status.camera = made.device.uniqueID
         if let stream = made.session.activeConfiguration?.streams.first {

@@ -77,7 +77,7 @@ import ObscuraOverlay
 /// align_to_chunks = false          # fragments end on age's 64 KiB chunks, so `age -d` of a
 ///                                 # killed recording gives whole fragments (costs filler)
 /// ```
-/// and `[health]` (`HealthConfiguration`).
+/// and `[health]` (`HealthConfiguration`) and `[pressure]` (`PressureConfiguration`).
 public struct ServiceConfiguration: Sendable, Equatable {
     public var file = "(defaults)"
     public var board = "virtual"
@@ -137,6 +137,8 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var metricsInterval = 5
     /// What the picture is watched for (`[health]`).
     var health = HealthConfiguration()
+    /// Whether the recording steps down under pressure (`[pressure]`).
+    var pressure = PressureConfiguration()
 
     public static let defaultPath = "/etc/obscura/obscura.toml"
 
@@ -251,6 +253,7 @@ public struct ServiceConfiguration: Sendable, Equatable {
         }
         alignsToAgeChunks = try reader.bool("encryption.align_to_chunks") ?? false
         health = try HealthConfiguration(reading: reader, file: path)
+        pressure = try PressureConfiguration(reading: reader)
         try reader.rejectUnknownKeys()
     }
 

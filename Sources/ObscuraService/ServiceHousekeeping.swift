@@ -31,6 +31,7 @@ extension RecorderService {
             // sysfs reads can block (a sensor on I²C): off the pool.
             if let health = try? await onFileThread({ HostHealth.read() }) { status.host = health }
             followPace()
+            await followPressure()
             await followDrive()
             await measureStorage()
             await followClock()

@@ -79,7 +79,9 @@ extension RecorderService {
         movie.minFreeDiskSpace = target.minFree
         movie.maxRecordedDuration = nil
         do {
-            let settings = camera.movieSettings(opened.device, frameRate: opened.frameRate, partialDirectory: target.incoming)
+            var settings = camera.movieSettings(opened.device, frameRate: opened.frameRate, partialDirectory: target.incoming)
+            settings.averageBitRate = pressedBitRate(settings.averageBitRate)
+            status.bitRate = settings.averageBitRate
             let events = try movie.startRecording(to: path, settings: settings)
             recording = RecordingInProgress(file: path, started: clock.now, onDrive: target.onDrive, retry: retry)
             // The status shows the recording in progress from its start.

@@ -86,6 +86,14 @@ public struct ServiceStatus: Sendable, Codable, Equatable {
     public var soundConditions: [String]?
     public var soundEpisodes: [String: Int] = [:]
     public var soundPeak: Double?
+    /// The system's pressure (nominal, fair, serious, critical), what made
+    /// it (nil at nominal), and its steps up and down since the start.
+    public var pressureLevel = "nominal"
+    public var pressureReason: String?
+    public var pressureSteps: [String: Int] = [:]
+    /// The bit rate asked of the encoder for the recording in progress (or
+    /// the last one); nil: the encoder's own.
+    public var bitRate: Int?
 }
 
 extension ServiceStatus {

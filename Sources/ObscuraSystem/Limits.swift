@@ -126,6 +126,12 @@ public enum Limits {
     public static let silenceDBFS = Limit(-120.0 ... -20.0, "dBFS")
     /// The share of samples at full scale from which sound is clipping.
     public static let clipShare = Limit(0.000_01...0.5, "share of samples")
+    /// A temperature threshold of the system's pressure.
+    public static let pressureCelsius = Limit(20.0...150.0, "°C")
+    /// How far a temperature falls under a threshold before the level below counts.
+    public static let hysteresisCelsius = Limit(0.0...30.0, "°C")
+    /// How long readings allow a lower pressure before it is taken.
+    public static let settleSeconds = Limit(0.0...3600.0, "seconds")
     /// A test tone's level (above 0 dBFS it is clipped at full scale).
     public static let toneDBFS = Limit(-96.0...24.0, "dBFS")
 

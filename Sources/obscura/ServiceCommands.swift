@@ -114,6 +114,8 @@ struct StatusCommand: AsyncParsableCommand {
             if let audio = status.audio { lines.append("audio: \(audio)") }
             if let picture = Self.pictureLine(status) { lines.append(picture) }
             if let sound = Self.soundLine(status) { lines.append(sound) }
+            lines.append("pressure: \(status.pressureLevel)" + (status.pressureReason.map { " (\($0))" } ?? "")
+                         + " (steps up \(status.pressureSteps["up"] ?? 0), down \(status.pressureSteps["down"] ?? 0))")
             if status.preRecordSeconds > 0 { lines.append(String(format: "pre-record: %.1f s", status.preRecordSeconds)) }
             lines.append("recordings: \(status.recordings) (\(status.recordingsFailed) ended by a failure), photos: \(status.photos)")
             if !status.stageRestarts.isEmpty {

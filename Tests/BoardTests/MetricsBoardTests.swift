@@ -21,7 +21,7 @@ extension VirtualBoardTests {
         let end = try #require(rest[start.upperBound...].range(of: "```"))
         let rules = String(rest[start.upperBound..<end.lowerBound])
         #expect(rules.contains("alert: ObscuraMetricsStale"))
-        #expect(rules.contains("alert: ObscuraPictureUseless"))
+        #expect(rules.contains("alert: ObscuraPictureUseless") && rules.contains("alert: ObscuraSoundUseless"))
         let folder = packageRoot + "/.build/promtool-test"
         try? FileManager.default.removeItem(atPath: folder)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -45,6 +45,11 @@ extension VirtualBoardTests {
                     values: '1x44'
                   - series: 'obscura_picture_condition{condition="no_detail",instance="kiosk-4"}'
                     values: '1x8 0x36'
+                  # A microphone silent for eleven minutes, one clipping for a minute.
+                  - series: 'obscura_sound_condition{condition="silent",instance="kiosk-5"}'
+                    values: '1x44'
+                  - series: 'obscura_sound_condition{condition="clipping",instance="kiosk-6"}'
+                    values: '0x20 1x4 0x20'
                 alert_rule_test:
                   - eval_time: 5m
                     alertname: ObscuraPictureUseless
@@ -54,6 +59,11 @@ extension VirtualBoardTests {
                     exp_alerts:
                       - exp_labels: {condition: no_detail, instance: kiosk-3}
                         exp_annotations: {summary: "kiosk-3: the picture has been no_detail for ten minutes (covered, dark or frozen): the recordings show nothing"}
+                  - eval_time: 11m
+                    alertname: ObscuraSoundUseless
+                    exp_alerts:
+                      - exp_labels: {condition: silent, instance: kiosk-5}
+                        exp_annotations: {summary: "kiosk-5: the microphone has been silent for ten minutes: the recordings' sound is lost or distorted"}
                   - eval_time: 1m
                     alertname: ObscuraMetricsStale
                     exp_alerts: []

@@ -12,7 +12,8 @@ struct PatternService {
     /// The test-pattern board's profile and a configuration naming it in
     /// `folder`; returns the configuration's path.
     static func writeConfiguration(in folder: String, recording: String = "", metrics: String? = nil,
-                                   metricsInterval: Int = 1, health: String? = nil) throws -> String {
+                                   metricsInterval: Int = 1, health: String? = nil, profile extra: String = "",
+                                   tables: String = "") throws -> String {
         let profile = folder + "/pattern.toml", config = folder + "/obscura.toml"
         try """
             [board]
@@ -28,6 +29,7 @@ struct PatternService {
             bit_rate = 1000000
             [audio]
             device = "none"
+            \(extra)
             """.write(toFile: profile, atomically: true, encoding: .utf8)
         try """
             board = "\(profile)"
@@ -43,6 +45,7 @@ struct PatternService {
             file = "\(metrics ?? folder + "/obscura.prom")"
             interval_seconds = \(metricsInterval)
             \(health.map { "[health]\n" + $0 } ?? "")
+            \(tables)
             """.write(toFile: config, atomically: true, encoding: .utf8)
         return config
     }
