@@ -95,6 +95,8 @@ public actor RecorderService {
     var pace: RecordingPace?
     /// The system's pressure, followed each housekeeping round (`ServicePressure`).
     var pressure: SystemPressure
+    /// Whether the pressure has paused the preview.
+    var previewPaused = false
     var stopping = false
     var cameraLayerLogged = false
     var lastEncoderLine = ""
@@ -260,7 +262,9 @@ public actor RecorderService {
     public func currentStatus() -> ServiceStatus {
         status.snapshot(state: state.rawValue, file: recording?.file,
                         elapsedSeconds: recording.map { (clock.now - $0.started).seconds } ?? 0,
-                        finished: finishedTotals, preview: preview.withLock { $0.map { "\($0.status)" } })
+                        finished: finishedTotals, preview: preview.withLock { $0.map { "\($0.status)" } }.map {
+                            previewPaused ? "paused under system pressure (\(pressure.level.name)): \($0)" : $0
+                        })
     }
 
 }

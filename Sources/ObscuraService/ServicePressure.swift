@@ -53,8 +53,12 @@ extension RecorderService {
                 connection.isEnabled = shown
                 done.append(shown ? "preview back" : "preview paused")
             }
+            previewPaused = !shown
         }
-        if level == .critical { done.append("new recordings at half the bit rate") }
+        if level == .critical {
+            done.append(camera.movieSettings(opened.device, frameRate: opened.frameRate).averageBitRate == nil
+                        ? "the bit rate left to the encoder (none configured to halve)" : "new recordings at half the bit rate")
+        }
         return done.joined(separator: ", ")
     }
 

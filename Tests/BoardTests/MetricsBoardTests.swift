@@ -21,7 +21,7 @@ extension VirtualBoardTests {
         let end = try #require(rest[start.upperBound...].range(of: "```"))
         let rules = String(rest[start.upperBound..<end.lowerBound])
         #expect(rules.contains("alert: ObscuraMetricsStale"))
-        #expect(rules.contains("alert: ObscuraPictureUseless") && rules.contains("alert: ObscuraSoundUseless"))
+        #expect(rules.contains("alert: ObscuraPictureUseless") && rules.contains("alert: ObscuraSoundUseless") && rules.contains("alert: ObscuraUnderPressure"))
         let folder = packageRoot + "/.build/promtool-test"
         try? FileManager.default.removeItem(atPath: folder)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -50,6 +50,11 @@ extension VirtualBoardTests {
                     values: '1x44'
                   - series: 'obscura_sound_condition{condition="clipping",instance="kiosk-6"}'
                     values: '0x20 1x4 0x20'
+                  # A board serious for twenty minutes, one fair all along.
+                  - series: 'obscura_system_pressure{level="serious",instance="kiosk-7"}'
+                    values: '0x4 1x80'
+                  - series: 'obscura_system_pressure{level="fair",instance="kiosk-8"}'
+                    values: '1x84'
                 alert_rule_test:
                   - eval_time: 5m
                     alertname: ObscuraPictureUseless
@@ -64,6 +69,11 @@ extension VirtualBoardTests {
                     exp_alerts:
                       - exp_labels: {condition: silent, instance: kiosk-5}
                         exp_annotations: {summary: "kiosk-5: the microphone has been silent for ten minutes: the recordings' sound is lost or distorted"}
+                  - eval_time: 21m
+                    alertname: ObscuraUnderPressure
+                    exp_alerts:
+                      - exp_labels: {level: serious, instance: kiosk-7}
+                        exp_annotations: {summary: "kiosk-7: system pressure serious for a quarter of an hour (heat or a weak supply): the recordings are stepped down"}
                   - eval_time: 1m
                     alertname: ObscuraMetricsStale
                     exp_alerts: []

@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+import TestSupport
+
+extension VirtualBoardTests {
+/// The service under system pressure on the virtual board: its profile is
+/// the virtual board's with a [pressure] table naming a thermal zone and a
+/// get_throttled file this test writes (the service reads them as it reads
+/// sysfs; the board has neither). Heat makes the level fair: the recording
+/// keeps to 20 of vimc's 30 fps (vimc has no frame-rate control, so frames
+/// are left out evenly); under-voltage while throttled makes it critical:
+/// the preview is paused and a recording started then is made at half the
+/// configured bit rate. Cooled, the level comes back down a step at a time.
+/// Each step is in the status, the metrics and the recordings' marks, read
+/// back by ffmpeg; the recordings play throughout.
+@Suite struct PressureBoardTests {
+    static let settle = 2.0
+
+    @Test func theRecordingStepsDownUnderHeatAndUnderVoltageAndBackUp() throws {
+        let result = try VirtualBoard.run("""
+            . board/virtual/waiting.sh
+            rm -rf /tmp/svc; mkdir -p /tmp/svc
+            cp board/profiles/virtual.toml /tmp/svc/board.toml
+            printf '[pressure]\\ntemperature_files = ["/tmp/svc/temp"]\\nthrottled_file = "/tmp/svc/get_throttled"\\n' >> /tmp/svc/board.toml
+            echo 45000 > /tmp/svc/temp; echo 0x0 > /tmp/svc/get_throttled
+            \(BoardService.started(board: "/tmp/svc/board.toml", recording: """
+                folder = "/tmp/svc/rec"
+                size = "640x480"
+                bit_rate = 2000000
+                segment_seconds = 0
+                min_free_space_mb = 16
+                """, tables: """
+                [health]
+                enabled = false
+                [pressure]
+                settle_seconds = \(Self.settle)
+                [preview]
+                enabled = true
+                """))
+            status() { $o status --socket /tmp/svc/control.sock --json; }
+            level() { status | grep -q "\\"pressureLevel\\":\\"$1\\""; }
+            field() { status | grep -o "\\"$1\\":[^,}]*" | head -n 1; }
+            frames() { status | grep -o '"frames":[0-9]*' | head -n 1 | cut -d: -f2; }
+            # Waits until the recording in progress has N more frames.
+            more() { n=$(( $(frames) + $1 )); grown() { [ "$(frames)" -ge "$n" ]; }; wait_for 120 "$1 more frames" grown; }
+            $o ctl --socket /tmp/svc/control.sock record start | sed 's/^/ctl: /'
+            wait_for 120 "the recording's first frame" said "first frame taken"
+            more 30
+            echo 72000 > /tmp/svc/temp
+            wait_for 60 "fair" level fair
+            echo "fair: $(field cameraFrameRate) $(field pressureReason)"
+            echo "metrics-fair=$(grep -E '^obscura_system_pressure\\{' /tmp/svc/obscura.prom | tr '\\n' ' ')"
+            more 40
+            echo 0x5 > /tmp/svc/get_throttled
+            wait_for 60 "critical" level critical
+            echo "critical: $(field cameraFrameRate) $(field pressureReason)"
+            $o status --socket /tmp/svc/control.sock | grep -E '^(pressure|preview):' | sed 's/^/status-critical: /'
+            $o ctl --socket /tmp/svc/control.sock record stop > /dev/null
+            wait_for 120 "the first recording to finish" said "recording finished"
+            $o ctl --socket /tmp/svc/control.sock record start > /dev/null
+            started() { status | grep -q '"state":"recording"'; }; wait_for 60 "the second recording" started
+            echo "second: $(field bitRate)"
+            more 10
+            echo 0x0 > /tmp/svc/get_throttled; echo 40000 > /tmp/svc/temp
+            wait_for 120 "nominal again" level nominal
+            echo "nominal: $(field cameraFrameRate)"
+            echo "steps: $(status | grep -o '"pressureSteps":{[^}]*}')"
+            $o status --socket /tmp/svc/control.sock | grep -E '^(pressure|preview):' | sed 's/^/status-nominal: /'
+            more 10
+            $o ctl --socket /tmp/svc/control.sock record stop > /dev/null
+            two() { [ "$(grep -c "recording finished" /tmp/svc/log)" -ge 2 ]; }; wait_for 120 "the second recording to finish" two
+            kill -TERM $p; wait $p
+            for f in $(ls /tmp/svc/rec/*.mp4); do
+                echo "file $f"
+                echo "frame-times=$(ffprobe -v error -select_streams v:0 -show_entries packet=pts_time -of csv=p=0 "$f" | tr '\\n' ' ')"
+                ffmpeg -v error -i "$f" -map 0:s:0 -f srt - | sed -E 's/<[^>]*>//g; s/^/srt: /'
+            done
+            grep -E "system pressure|recording finished" /tmp/svc/log | sed 's/^/log: /'
+            """, timeout: 600)
+        let out = result.stdout
+        let lines = out.split(separator: "\n").map(String.init)
+        func value(_ prefix: String) -> String? { lines.first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) } }
+        #expect(!out.contains("gave up after"), "\(out)\(result.stderr)")
+        #expect(value("fair: ") == "\"cameraFrameRate\":20 \"pressureReason\":\"temperature 72.0 °C\"", "\(out)")
+        #expect(value("metrics-fair=")?.contains("obscura_system_pressure{level=\"fair\"} 1") == true, "\(out)")
+        #expect(value("critical: ") == "\"cameraFrameRate\":15 \"pressureReason\":\"under-voltage and throttled\"", "\(out)")
+        #expect(value("status-critical: pressure: ")?.hasPrefix("critical (under-voltage and throttled)") == true, "\(out)")
+        #expect(value("status-critical: preview: ")?.hasPrefix("paused under system pressure (critical): showing on") == true, "\(out)")
+        #expect(value("second: ") == "\"bitRate\":1000000", "\(out)")
+        #expect(value("nominal: ") == "\"cameraFrameRate\":30", "\(out)")
+        #expect(value("steps: ")?.contains("\"down\":3") == true && value("steps: ")?.contains("\"up\":2") == true, "\(out)")
+        #expect(value("status-nominal: preview: ")?.hasPrefix("showing on") == true, "\(out)")
+        // The recordings' marks, one file each side of the stop.
+        var files: [(times: [Double], marks: [String])] = []
+        for line in lines {
+            if line.hasPrefix("file ") { files.append(([], [])) }
+            if line.hasPrefix("frame-times="), !files.isEmpty {
+                files[files.count - 1].times = line.dropFirst(12).split(separator: " ").compactMap { Double($0) }.sorted()
+            }
+            if line.hasPrefix("srt: system pressure "), !files.isEmpty {
+                files[files.count - 1].marks.append(String(line.dropFirst(5)))
+            }
+        }
+        try #require(files.count == 2, "\(out)")
+        let names = files.map { $0.marks.map { $0.components(separatedBy: " (").first ?? "" } }
+        #expect(names[0] == ["system pressure fair", "system pressure critical"], "\(files[0].marks)")
+        #expect(names[1] == ["system pressure serious", "system pressure fair", "system pressure nominal"], "\(files[1].marks)")
+        #expect(files[0].marks.last?.hasSuffix("frame rate 15 fps, preview paused, new recordings at half the bit rate") == true, "\(files[0].marks)")
+        #expect(files[1].marks.last?.hasSuffix("frame rate back to 30 fps") == true, "\(files[1].marks)")
+        #expect(files[1].marks.dropFirst().first?.contains("preview back") == true, "\(files[1].marks)")
+        // While fair, the first recording kept to 20 fps: at most 20 frames
+        // a second (and a frame) between its two marks' times, found by the
+        // frames' own times; read from ffmpeg's SubRip times.
+        let cues = lines.filter { $0.hasPrefix("srt: ") && $0.contains(" --> ") }.compactMap { line -> Double? in
+            let t = line.dropFirst(5).prefix(12).replacingOccurrences(of: ",", with: ":").split(separator: ":").compactMap { Double($0) }
+            return t.count == 4 ? t[0] * 3600 + t[1] * 60 + t[2] + t[3] / 1000 : nil
+        }
+        if cues.count >= 2, let times = Optional(files[0].times), times.count > 10 {
+            let span = times.filter { $0 >= cues[0] && $0 < cues[1] }
+            if let first = span.first, let last = span.last, last > first + 1 {
+                let rate = Double(span.count - 1) / (last - first)
+                #expect(rate <= 20 * 1.05 + 1 / (last - first), "\(span.count) frames in \(last - first) s while fair: \(rate) fps")
+            } else {
+                Issue.record("too few frames while fair to measure the rate: \(span)")
+            }
+        }
+    }
+}
+}
