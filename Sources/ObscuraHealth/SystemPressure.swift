@@ -29,6 +29,8 @@ public struct PressureSettings: Sendable, Equatable {
     public var hysteresisCelsius = 5.0
     /// A lower level is taken only once every reading has allowed it for this long.
     public var settle: Duration = .seconds(30)
+    /// Whether the recorder's backlog is a source (fair while it is behind).
+    public var countsBacklog = true
 
     public init() {}
 }
@@ -94,7 +96,7 @@ public struct SystemPressure: Sendable {
             // Under-voltage while throttled: the board is about to fail.
             if flags & 0b101 == 0b101 { consider(.critical, "under-voltage and throttled") }
         }
-        if reading.encoderBehind { consider(.fair, "the encoder behind its camera") }
+        if reading.encoderBehind, settings.countsBacklog { consider(.fair, "the encoder behind its camera") }
         return found
     }
 

@@ -173,6 +173,7 @@ extension BoardProfile {
         p.seriousCelsius = try reader.double("pressure.serious_celsius", Limits.pressureCelsius) ?? p.seriousCelsius
         p.criticalCelsius = try reader.double("pressure.critical_celsius", Limits.pressureCelsius) ?? p.criticalCelsius
         p.hysteresisCelsius = try reader.double("pressure.hysteresis_celsius", Limits.hysteresisCelsius) ?? p.hysteresisCelsius
+        p.countsBacklog = try reader.bool("pressure.backlog") ?? true
         guard p.fairCelsius <= p.seriousCelsius, p.seriousCelsius <= p.criticalCelsius else {
             throw ConfigurationError(file: reader.document.file, line: reader.document.tables["pressure"], key: "pressure",
                                      message: "fair_celsius (\(p.fairCelsius)) ≤ serious_celsius (\(p.seriousCelsius)) ≤ critical_celsius (\(p.criticalCelsius)) is required")

@@ -29,6 +29,9 @@ import ObscuraHealth
         #expect(p.demanded(by: PressureReading(throttled: 0x5)) == (.critical, "under-voltage and throttled"))
         #expect(p.demanded(by: PressureReading(encoderBehind: true)).level == .fair)
         #expect(p.demanded(by: PressureReading(celsius: 72, throttled: 0x1)).level == .serious)
+        var withoutBacklog = PressureSettings()
+        withoutBacklog.countsBacklog = false
+        #expect(SystemPressure(settings: withoutBacklog).demanded(by: PressureReading(encoderBehind: true)).level == .nominal)
     }
 
     @Test func upAtOnceDownOneLevelAtATimeAfterSettlingAndUnderTheHysteresis() {
@@ -73,11 +76,12 @@ import ObscuraHealth
             fair_celsius = 60
             serious_celsius = 70
             critical_celsius = 75
+            backlog = false
             """)
         var profile = BoardProfile()
         try profile.readPressure(TOMLReader(document))
         #expect(profile.pressureTemperatureFiles == ["/tmp/a/temp"] && profile.pressureThrottledFile == "/tmp/a/get_throttled")
-        #expect(profile.pressure.fairCelsius == 60 && profile.pressure.criticalCelsius == 75)
+        #expect(profile.pressure.fairCelsius == 60 && profile.pressure.criticalCelsius == 75 && !profile.pressure.countsBacklog)
         let backwards = try TOMLDocument(file: "board.toml", text: "[pressure]\nfair_celsius = 90")
         #expect { try profile.readPressure(TOMLReader(backwards)) } throws: { "\($0)".contains("fair_celsius (90.0) ≤ serious_celsius (80.0)") }
     }
