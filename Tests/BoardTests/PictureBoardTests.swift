@@ -121,5 +121,90 @@ extension VirtualBoardTests {
         #expect(dark == ["dark", "dark cleared"] && covered == ["no_detail", "no_detail cleared", "no_detail", "no_detail cleared"], "marks: \(marks)\n\(out)")
         #expect(said.first == "no_detail" && said.last?.hasSuffix("cleared") == true && said.firstIndex(of: "dark") ?? 0 > 1, "marks: \(marks)")
     }
+
+    /// A frozen camera on the real driver. vimc's picture is a still
+    /// pattern (its frame counters fall between the grid's points: measured,
+    /// it is declared frozen within the hold), so the test makes it live the
+    /// way a scene is: its sensor's brightness control changed over and over
+    /// (v4l2-ctl on its subdevice), then left alone (frozen, while the
+    /// camera's timestamps run on), then changed again.
+    @Test func aFrozenCameraIsDeclaredWithinItsHoldAndClearsWhenThePictureMovesAgain() throws {
+        let rate = 2.0
+        let result = try VirtualBoard.run("""
+            export PATH=$PATH:$(pwd)/board/virtual
+            . board/virtual/waiting.sh
+            rm -rf /tmp/svc; mkdir -p /tmp/svc
+            \(BoardService.started(board: "virtual", recording: """
+                folder = "/tmp/svc/rec"
+                size = "320x240"
+                segment_seconds = 0
+                min_free_space_mb = 16
+                """, tables: """
+                [health]
+                conditions = ["frozen"]
+                hold_seconds = \(Self.hold)
+                clear_seconds = \(Self.clear)
+                frames_per_second = \(rate)
+                sound_conditions = []
+                """))
+            now() { read -r t _ < /proc/uptime; echo "$t"; }
+            since() { awk -v a="$1" -v b="$(now)" 'BEGIN { print b - a }'; }
+            sub=
+            for d in /sys/class/video4linux/v4l-subdev*; do [ "$(cat "$d/name")" = "Sensor B" ] && sub=/dev/${d##*/}; done
+            echo "subdev=$sub"
+            status() { $o status --socket /tmp/svc/control.sock --json; }
+            has() { status | grep -q "\\"pictureConditions\\":\\[[^]]*\\"$1\\""; }
+            lacks() { ! has "$1"; }
+            frames() { status | grep -o '"frames":[0-9]*' | head -n 1 | cut -d: -f2; }
+            more() { n=$(( $(frames) + $1 )); grown() { [ "$(frames)" -ge "$n" ]; }; wait_for 120 "$1 more frames" grown; }
+            # A live scene: the sensor's brightness never the same twice running.
+            live() { rm -f /tmp/svc/still; ( i=0; while [ ! -e /tmp/svc/still ]; do
+                       v4l2-ctl -d "$sub" --set-ctrl brightness=$((64 + i % 128)); i=$((i + 1)); done ) & lp=$!; }
+            still() { touch /tmp/svc/still; wait $lp; }
+            $o ctl --socket /tmp/svc/control.sock record start | sed 's/^/ctl: /'
+            wait_for 120 "the recording's first frame" said "first frame taken"
+            live
+            more 90
+            echo "live-lacks-frozen=$(lacks frozen && echo yes)"
+            still; a=$(now)
+            wait_for 60 "frozen to be declared" has frozen; echo "declared-frozen=$(since $a)"
+            has frozen; echo "poll-frozen=$(since $a)"
+            $o status --socket /tmp/svc/control.sock | grep '^picture:' | sed 's/^/status-frozen: /'
+            echo "metrics-frozen=$(grep -E '^obscura_picture_condition\\{' /tmp/svc/obscura.prom | tr '\\n' ' ')"
+            live; a=$(now)
+            wait_for 60 "frozen to clear" lacks frozen; echo "cleared-frozen=$(since $a)"
+            still
+            $o ctl --socket /tmp/svc/control.sock record stop | sed 's/^/ctl: /'
+            wait_for 180 "the recording to finish" said "recording finished"
+            f=$(ls /tmp/svc/rec/*.mp4 | head -n 1)
+            echo "frame-times=$(ffprobe -v error -select_streams v:0 -show_entries packet=pts_time -of csv=p=0 "$f" | tr '\\n' ' ')"
+            ffmpeg -v error -i "$f" -map 0:s:0 -f srt - | sed -E 's/<[^>]*>//g; s/^/srt: /'
+            grep -E "picture: |recording finished" /tmp/svc/log | sed 's/^/log: /'
+            kill -TERM $p; wait $p
+            """, timeout: 600)
+        let out = result.stdout
+        let lines = out.split(separator: "\n").map(String.init)
+        func value(_ prefix: String) -> String? { lines.first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) } }
+        #expect(!out.contains("gave up after"), "\(out)\(result.stderr)")
+        #expect(value("live-lacks-frozen=") == "yes", "a live picture was declared frozen: \(out)")
+        let times = (value("frame-times=") ?? "").split(separator: " ").compactMap { Double($0) }.sorted()
+        try #require(times.count > 10, "the recording has \(times.count) frames: \(out)")
+        let slowest = zip(times.dropFirst(), times).map { $0 - $1 }.max() ?? 0
+        let declared = try #require(value("declared-frozen=").flatMap(Double.init), "\(out)")
+        // The wait's own lag (one look at the status) and the look's spacing.
+        let lag = try #require(value("poll-frozen=").flatMap(Double.init)) - declared + 0.2 + 1 / rate
+        #expect(declared >= Self.hold && declared <= Self.hold + 2 + 2 * slowest + lag,
+                "frozen declared after \(declared) s (hold \(Self.hold) s + 2 s + two of the slowest frame interval \(slowest) s + \(lag) s)")
+        let cleared = try #require(value("cleared-frozen=").flatMap(Double.init), "\(out)")
+        #expect(cleared <= Self.clear + 2 + 2 * slowest + lag, "frozen cleared after \(cleared) s")
+        #expect(value("status-frozen: ")?.hasPrefix("picture: frozen (watched for frozen") == true, "\(out)")
+        #expect(value("metrics-frozen=")?.contains("obscura_picture_condition{condition=\"frozen\"} 1") == true, "\(out)")
+        // vimc's still picture before the scene came alive may have been
+        // declared and cleared too; then the test's own episode.
+        let marks = lines.filter { $0.hasPrefix("srt: picture: ") }.map { String($0.dropFirst(5)) }
+        let kinds = marks.map { $0.hasPrefix("picture: frozen cleared after") ? "cleared" : $0.hasPrefix("picture: frozen (the same picture") ? "declared" : $0 }
+        #expect(kinds.suffix(2) == ["declared", "cleared"] && zip(kinds, kinds.dropFirst()).allSatisfy { $0 != $1 } && kinds.count <= 4,
+                "marks: \(marks)\n\(out)")
+    }
 }
 }
