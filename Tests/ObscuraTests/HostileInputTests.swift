@@ -40,7 +40,7 @@ import ObscuraSystem
     static let accepted: Set<String> = [
         "record --threads=0", "record --min-free-space=0", "record --trigger-after=0",
         "photo --warm-up=0", "preview --rotation=0", "gpio set --hold=0", "gpio button --debounce=0",
-        "beep --lead=0", "photo --bracket-ev=-1", "photo --bracket-ev=0",
+        "beep --lead=0", "photo --bracket-ev=-1", "photo --bracket-ev=0", "beep --level=-1", "beep --level=0",
     ]
 
     /// Options naming something outside the program (a camera, a GPIO line,

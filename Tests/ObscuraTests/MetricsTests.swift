@@ -101,6 +101,11 @@ import TestSupport
         s.pictureWatched = ["dark", "frozen", "no_detail"]
         s.pictureConditions = ["no_detail"]
         s.pictureEpisodes = ["no_detail": 2]
+        s.soundWatched = ["clipping", "silent"]
+        s.soundConditions = ["silent"]
+        s.soundEpisodes = ["silent": 1]
+        s.pressureLevel = "serious"
+        s.pressureSteps = ["up": 2, "down": 1]
         let text = s.metricsText
         for line in ["obscura_state{state=\"recording\"} 1", "obscura_state{state=\"idle\"} 0", "obscura_frames_total 390",
                      "obscura_recording_frames 90", "obscura_recording_frames_per_second 29.97", "obscura_encoder_latency_seconds 0.05",
@@ -116,7 +121,11 @@ import TestSupport
                      "obscura_frame_rate_steps_total{direction=\"down\"} 1", "obscura_frame_rate_steps_total{direction=\"up\"} 0",
                      "obscura_picture_condition{condition=\"no_detail\"} 1", "obscura_picture_condition{condition=\"dark\"} 0",
                      "obscura_picture_condition_episodes_total{condition=\"no_detail\"} 2",
-                     "obscura_picture_condition_episodes_total{condition=\"frozen\"} 0"] {
+                     "obscura_picture_condition_episodes_total{condition=\"frozen\"} 0",
+                     "obscura_sound_condition{condition=\"silent\"} 1", "obscura_sound_condition{condition=\"clipping\"} 0",
+                     "obscura_sound_condition_episodes_total{condition=\"silent\"} 1",
+                     "obscura_system_pressure{level=\"serious\"} 1", "obscura_system_pressure{level=\"nominal\"} 0",
+                     "obscura_system_pressure_steps_total{direction=\"up\"} 2", "obscura_system_pressure_steps_total{direction=\"down\"} 1"] {
             #expect(text.split(separator: "\n").contains(Substring(line)), "\(line) not in:\n\(text)")
         }
         // Every metric the README lists is one the service writes, and the other way round.
