@@ -67,12 +67,21 @@ public struct LumaGrid: Sendable, Equatable {
         let firsts = (0..<columns).map { column in
             min(max(0, (2 * column + 1) * size.width / (2 * columns) - block / 2), size.width - block)
         }
+        // Plain loops over pointers, the layout decided once a frame: the
+        // look runs on the camera's thread, and an unoptimised build (the
+        // board tests') pays for every generic call and iterator per pixel.
         return [UInt8](unsafeUninitializedCapacity: columns * rows) { points, count in
-            for row in 0..<rows {
-                let rowBytes = bytes + (2 * row + 1) * size.height / (2 * rows) * plane.stride
-                for (column, first) in firsts.enumerated() {
-                    let sum = Self.blockSum(rowBytes + first * pixelBytes, pixels: block, layout: layout)
-                    points[row * columns + column] = UInt8((sum + block / 2) / block)
+            firsts.withUnsafeBufferPointer { firsts in
+                var i = 0
+                for row in 0..<rows {
+                    let rowBytes = bytes + (2 * row + 1) * size.height / (2 * rows) * plane.stride
+                    var column = 0
+                    while column < columns {
+                        let sum = Self.blockSum(rowBytes + firsts[column] * pixelBytes, pixels: block, layout: layout)
+                        points[i] = UInt8(truncatingIfNeeded: (sum &+ block / 2) / block)
+                        i &+= 1
+                        column &+= 1
+                    }
                 }
             }
             count = columns * rows
@@ -82,14 +91,17 @@ public struct LumaGrid: Sendable, Equatable {
     /// The luma of `pixels` pixels from `start`, summed.
     @inline(__always)
     static func blockSum(_ start: UnsafePointer<UInt8>, pixels: Int, layout: Layout) -> Int {
-        var sum = 0
+        var sum = 0, i = 0
         switch layout {
         case .direct(let offset, let stride):
-            for i in 0..<pixels { sum += Int(start[i * stride + offset]) }
+            var p = start + offset
+            while i < pixels { sum &+= Int(p.pointee); p += stride; i &+= 1 }
         case .rgb(let red, let green, let blue, let stride):
-            for i in 0..<pixels {
-                let p = start + i * stride
-                sum += (77 * Int(p[red]) + 150 * Int(p[green]) + 29 * Int(p[blue])) >> 8
+            var p = start
+            while i < pixels {
+                sum &+= (77 &* Int(p[red]) &+ 150 &* Int(p[green]) &+ 29 &* Int(p[blue])) >> 8
+                p += stride
+                i &+= 1
             }
         }
         return sum
@@ -110,23 +122,30 @@ public struct PictureMeasure: Sendable, Equatable {
 extension PictureMeasure {
     public init(points: [UInt8], columns: Int) {
         precondition(columns > 0 && points.count % columns == 0, "a grid's points fill whole rows")
-        let n = Double(points.count)
+        let n = points.count
         var sum = 0, squares = 0, differences = 0, pairs = 0
-        for (i, point) in points.enumerated() {
-            let v = Int(point)
-            sum += v
-            squares += v * v
-            if i % columns + 1 < columns {
-                differences += abs(v - Int(points[i + 1]))
-                pairs += 1
-            }
-            if i + columns < points.count {
-                differences += abs(v - Int(points[i + columns]))
-                pairs += 1
+        points.withUnsafeBufferPointer { p in
+            var i = 0, column = 0
+            while i < n {
+                let v = Int(p[i])
+                sum &+= v
+                squares &+= v &* v
+                if column &+ 1 < columns {
+                    let d = v &- Int(p[i &+ 1])
+                    differences &+= d < 0 ? -d : d
+                    pairs &+= 1
+                }
+                if i &+ columns < n {
+                    let d = v &- Int(p[i &+ columns])
+                    differences &+= d < 0 ? -d : d
+                    pairs &+= 1
+                }
+                i &+= 1
+                column = column &+ 1 == columns ? 0 : column &+ 1
             }
         }
-        let mean = Double(sum) / n
-        self.init(mean: mean, spread: (max(0, Double(squares) / n - mean * mean)).squareRoot(),
+        let mean = Double(sum) / Double(n)
+        self.init(mean: mean, spread: (max(0, Double(squares) / Double(n) - mean * mean)).squareRoot(),
                   detail: pairs == 0 ? 0 : Double(differences) / Double(pairs))
     }
 }

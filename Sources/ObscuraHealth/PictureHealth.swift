@@ -86,7 +86,7 @@ public struct PictureHealth: Sendable {
         last = measure
         var frozen: Bool?
         if let previous, time > previous.time, previous.points.count == points.count {
-            frozen = zip(points, previous.points).allSatisfy { abs(Int($0) - Int($1)) <= settings.frozenTolerance }
+            frozen = Self.within(points, previous.points, settings.frozenTolerance)
         }
         previous = (points, time)
         var changes: [Change] = []
@@ -103,5 +103,20 @@ public struct PictureHealth: Sendable {
             }
         }
         return changes
+    }
+
+    /// Whether every point of `a` is within `tolerance` of `b`'s (as long).
+    static func within(_ a: [UInt8], _ b: [UInt8], _ tolerance: Int) -> Bool {
+        a.withUnsafeBufferPointer { a in
+            b.withUnsafeBufferPointer { b in
+                var i = 0
+                while i < a.count {
+                    let d = Int(a[i]) &- Int(b[i])
+                    if d > tolerance || -d > tolerance { return false }
+                    i &+= 1
+                }
+                return true
+            }
+        }
     }
 }

@@ -49,11 +49,20 @@ public struct SoundSample: Sendable, Equatable {
     /// `buffer` summed up; nil for an empty one.
     public init?(_ buffer: AudioBuffer) {
         guard !buffer.samples.isEmpty, buffer.format.sampleRate > 0 else { return nil }
+        // A plain loop over a pointer: it runs for every sample on the
+        // capture thread, and an unoptimised build pays per generic call.
         var low = Int16.max, high = Int16.min, clipped = 0
-        for s in buffer.samples {
-            low = min(low, s)
-            high = max(high, s)
-            if abs(Int32(s)) >= SoundHealthSettings.clipLevel { clipped += 1 }
+        let clip = SoundHealthSettings.clipLevel
+        buffer.samples.withUnsafeBufferPointer { samples in
+            var i = 0
+            while i < samples.count {
+                let s = samples[i]
+                if s < low { low = s }
+                if s > high { high = s }
+                let v = Int32(truncatingIfNeeded: s)
+                if v >= clip || -v >= clip { clipped &+= 1 }
+                i &+= 1
+            }
         }
         self.init(time: buffer.timestampNanoseconds,
                   duration: UInt64(buffer.frames) * 1_000_000_000 / UInt64(buffer.format.sampleRate),
