@@ -38,6 +38,19 @@ public struct PixelFormat: Hashable, Sendable, CustomStringConvertible {
     public static let known: [PixelFormat] = [.nv12, .nv21, .nv16, .yuv420, .yuyv, .uyvy, .p010, .p210,
                                                .xrgb8888, .argb8888, .xbgr8888, .rgb888, .bgr888, .rgb565]
 
+    /// A known format by its fourcc ("BG24") or its name in any case
+    /// ("BGR888", what a camera's formats are listed by); nil when Obscura
+    /// knows neither.
+    public static func named(_ text: String) -> PixelFormat? {
+        known.first { $0.fourccString == text } ?? known.first { $0.description.uppercased() == text.uppercased() }
+    }
+
+    /// The known formats as they may be named: "NV12, …, BGR888 (BG24), …".
+    public static var knownNames: String {
+        known.map { $0.description == $0.fourccString ? $0.description : "\($0.description) (\($0.fourccString))" }
+            .joined(separator: ", ")
+    }
+
     /// libcamera's MIPI_FORMAT_MOD_CSI2_PACKED: fourcc_mod_code(MIPI (0x0a), 1).
     public static let csi2PackedModifier: UInt64 = (0x0a << 56) | 1
 

@@ -45,24 +45,11 @@ extension RecorderService {
 
     /// A condition declared or cleared: said once each way.
     func pictureChanged(_ change: PictureHealth.Change) {
-        let name = change.condition.rawValue
         let m = change.measure
-        let seen = String(format: "mean luma %.1f, detail %.2f", m.mean, m.detail)
-        var conditions = Set(status.pictureConditions ?? [])
-        let said: String
-        if change.declared {
-            conditions.insert(name)
-            status.pictureEpisodes[name, default: 0] += 1
-            said = "picture: \(Self.described(change.condition)) for \(String(format: "%.1f", Double(change.at &- change.since) / 1e9)) s (\(seen))"
-            logger.warning("\(said); recording goes on")
-        } else {
-            conditions.remove(name)
-            said = "picture: \(name) cleared after \(String(format: "%.1f", Double(change.since) / 1e9)) s (\(seen))"
-            logger.notice("\(said)")
-        }
-        opened?.movie.mark(said, sensorTime: change.at)
-        status.pictureConditions = conditions.sorted()
-        showLEDs()
+        conditionChanged(ConditionChange(watch: "picture", name: change.condition.rawValue, described: Self.described(change.condition),
+                                         declared: change.declared, at: change.at, since: change.since,
+                                         seen: String(format: "mean luma %.1f, detail %.2f", m.mean, m.detail)),
+                         listed: \.pictureConditions, episodes: \.pictureEpisodes)
     }
 
     static func described(_ condition: PictureCondition) -> String {

@@ -15,7 +15,6 @@ extension RecorderService {
         let files = profile.pressureTemperatureFiles, throttled = profile.pressureThrottledFile
         var reading = (try? await onFileThread { PressureSources.read(temperatureFiles: files, throttledFile: throttled) }) ?? PressureReading()
         reading.encoderBehind = pace?.behind ?? false
-        status.pressureLevel = pressure.level.name
         guard let change = pressure.read(reading, at: clock.nanoseconds) else { return }
         status.pressureLevel = change.to.name
         status.pressureReason = change.to == .nominal ? nil : change.why

@@ -42,23 +42,9 @@ extension RecorderService {
 
     /// A condition declared or cleared: said once each way.
     func soundChanged(_ change: SoundHealth.Change) {
-        let name = change.condition.rawValue
-        let seen = Self.heard(change.measure)
-        var conditions = Set(status.soundConditions ?? [])
-        let said: String
-        if change.declared {
-            conditions.insert(name)
-            status.soundEpisodes[name, default: 0] += 1
-            said = "sound: \(Self.described(change.condition)) for \(String(format: "%.1f", Double(change.at &- change.since) / 1e9)) s (\(seen))"
-            logger.warning("\(said); recording goes on")
-        } else {
-            conditions.remove(name)
-            said = "sound: \(name) cleared after \(String(format: "%.1f", Double(change.since) / 1e9)) s (\(seen))"
-            logger.notice("\(said)")
-        }
-        opened?.movie.mark(said, sensorTime: change.at)
-        status.soundConditions = conditions.sorted()
-        showLEDs()
+        conditionChanged(ConditionChange(watch: "sound", name: change.condition.rawValue, described: Self.described(change.condition),
+                                         declared: change.declared, at: change.at, since: change.since, seen: Self.heard(change.measure)),
+                         listed: \.soundConditions, episodes: \.soundEpisodes)
     }
 
     static func heard(_ m: SoundMeasure) -> String {

@@ -35,7 +35,8 @@ struct DecodeCommand: AsyncParsableCommand {
             guard let codec = VideoCodec(rawValue: codec) else { throw UserFacingError("unknown codec \"\(codec)\"") }
             guard let size = PixelSize(parsing: size) else { throw UserFacingError("cannot read size \"\(size)\"") }
             let stream = try Data(contentsOf: URL(fileURLWithPath: input))
-            let decoder = try V4L2MemoryToMemoryDecoder(codec: codec, format: PixelFormat(pixelFormat), size: size)
+            let format = try Options.fourcc(pixelFormat, "--pixel-format")
+            let decoder = try V4L2MemoryToMemoryDecoder(codec: codec, format: format, size: size)
             var frames: [Data] = []
             var offset = 0
             while offset < stream.count {
@@ -47,7 +48,7 @@ struct DecodeCommand: AsyncParsableCommand {
             var out = Data()
             for f in frames { out.append(f) }
             try out.write(to: URL(fileURLWithPath: output))
-            Log.output("decoded \(frames.count) frames \(size) \(PixelFormat(pixelFormat)) with \(decoder.node) into \(output)")
+            Log.output("decoded \(frames.count) frames \(size) \(format) with \(decoder.node) into \(output)")
         }
     }
 }

@@ -40,13 +40,12 @@ enum Options {
         return size
     }
 
-    /// A pixel format by its fourcc, e.g. NV12: one Obscura knows.
+    /// A pixel format Obscura knows, by its name or fourcc (BGR888 or BG24).
     static func fourcc(_ text: String, _ name: String) throws -> PixelFormat {
-        let known = Array(Set(PixelFormat.known.map(\.fourccString))).sorted()
-        guard text.utf8.count == 4, known.contains(text) else {
-            throw UserFacingError("\(name): \"\(text)\" is not a pixel format this program knows; allowed: \(known.joined(separator: ", "))")
+        guard let format = PixelFormat.named(text) else {
+            throw UserFacingError("\(name): \"\(text)\" is not a pixel format this program knows; allowed (by name or fourcc): \(PixelFormat.knownNames)")
         }
-        return PixelFormat(text)
+        return format
     }
 
     /// A file to be read: it exists and is not a folder.

@@ -26,7 +26,7 @@ struct PhotoCommand: AsyncParsableCommand {
     @Option(help: "With --overlay: a text of one's own on the caption's second line.") var overlayText: String?
     @Option(help: "Camera id (see `obscura devices`), or synthetic.") var camera: String?
     @Option(help: "Frame size, e.g. 1280x720.") var size: String?
-    @Option(help: "Camera pixel format fourcc, e.g. NV12.") var pixelFormat: String?
+    @Option(help: "Camera pixel format, by name or fourcc, e.g. NV12 or BGR888 (BG24).") var pixelFormat: String?
     @Option(help: "JPEG quality, 1–100.") var quality: Int = 90
     @Option(help: "Embedded thumbnail size, e.g. 160x120; none without.") var thumbnail: String?
     @Option(help: "Seconds the camera runs before the photo (exposure settles).") var warmUp: Double = 0.5
@@ -93,7 +93,7 @@ struct PhotoCommand: AsyncParsableCommand {
                 return parsed
             }
             let device = try CameraChoice.device(camera)
-            let chosen = try CameraChoice.applyFormat(device, format: pixelFormat.map { PixelFormat($0) }, size: requestedSize)
+            let chosen = try CameraChoice.applyFormat(device, format: try pixelFormat.map { try Options.fourcc($0, "--pixel-format") }, size: requestedSize)
             let session = CaptureSession(log: { Log.note($0) })
             let photoOutput = PhotoOutput()
             photoOutput.isRawCaptureEnabled = raw || rawOnly

@@ -23,7 +23,7 @@ struct PreviewCommand: AsyncParsableCommand {
 
     @Option(help: "Camera id (see `obscura devices`), or synthetic.") var camera: String?
     @Option(help: "Frame size, e.g. 640x480.") var size: String?
-    @Option(help: "Camera pixel format fourcc, e.g. NV12.") var pixelFormat: String?
+    @Option(help: "Camera pixel format, by name or fourcc, e.g. NV12 or BGR888 (BG24).") var pixelFormat: String?
     @Option(help: "Seconds to show (SIGINT or SIGTERM ends it sooner).") var duration: Double = 5
     @Option(help: "DRM device, e.g. /dev/dri/card1 (default: the first with a display).") var device: String?
     @Option(help: "Connector to prefer, e.g. HDMI-A-1 (default: the first connected).") var connector: String?
@@ -126,7 +126,7 @@ struct PreviewCommand: AsyncParsableCommand {
             guard let parsed = PixelSize(parsing: $0) else { throw UserFacingError("cannot read size \"\($0)\"; write WIDTHxHEIGHT") }
             return parsed
         }
-        let chosen = try CameraChoice.applyFormat(device, format: pixelFormat.map { PixelFormat($0) }, size: requestedSize)
+        let chosen = try CameraChoice.applyFormat(device, format: try pixelFormat.map { try Options.fourcc($0, "--pixel-format") }, size: requestedSize)
         let session = CaptureSession(log: { Log.note($0) })
         let grab = VideoDataOutput(pixelFormat: .bgr888, convertsToRequestedFormat: true)
         session.beginConfiguration()

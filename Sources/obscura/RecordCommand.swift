@@ -53,7 +53,7 @@ struct RecordCommand: AsyncParsableCommand {
     @Option(help: "Container: mp4, mov or mkv; default: from the output's extension.") var container: String?
     @Option(help: "Camera id (see `obscura devices`), or synthetic; default: the first camera.") var camera: String?
     @Option(help: "Frame size, e.g. 1280x720; default: the camera's for the preset.") var size: String?
-    @Option(help: "Camera pixel format fourcc, e.g. NV12; default: NV12 when offered.") var pixelFormat: String?
+    @Option(help: "Camera pixel format, by name or fourcc, e.g. NV12 or BGR888 (BG24); default: NV12 when offered.") var pixelFormat: String?
     @Option(help: "Codec: h264, hevc, prores422, mjpeg.") var codec: String = "h264"
     @Option(help: "Average bit rate in bits per second; default: the encoder's quality default.") var bitRate: Int?
     @Option(help: "Encoder preset (x264/x265).") var preset: String = "ultrafast"
@@ -151,7 +151,7 @@ struct RecordCommand: AsyncParsableCommand {
         }
         let requestedSize = try size.map { try Options.size($0, "--size") }
         let device = try CameraChoice.device(camera)
-        let chosen = try CameraChoice.applyFormat(device, format: pixelFormat.map { PixelFormat($0) }, size: requestedSize)
+        let chosen = try CameraChoice.applyFormat(device, format: try pixelFormat.map { try Options.fourcc($0, "--pixel-format") }, size: requestedSize)
 
         if let allowed = videoCodec.requiredInputs {
             let active = device.activeFormat?.pixelFormat

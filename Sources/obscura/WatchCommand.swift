@@ -21,7 +21,7 @@ struct WatchCommand: AsyncParsableCommand {
     @Option(help: "Camera id (see `obscura devices`), synthetic, or file:PATH (raw frames, with --size and --pixel-format).")
     var camera: String?
     @Option(help: "Frame size, e.g. 1920x1080.") var size: String?
-    @Option(help: "Camera pixel format fourcc, e.g. NV12.") var pixelFormat: String?
+    @Option(help: "Camera pixel format, by name or fourcc, e.g. NV12 or BGR888 (BG24).") var pixelFormat: String?
     @Option(help: "How long to watch, in seconds.") var seconds: Double = 30
     @Option(help: "Dark: mean luma at or below this (0–255; black is 16).") var darkLuma: Double = PictureHealthSettings().darkLuma
     @Option(help: "No detail: neighbouring points differ by at most this on average.") var flatDetail: Double = PictureHealthSettings().flatDetail
@@ -36,6 +36,7 @@ struct WatchCommand: AsyncParsableCommand {
             _ = try settings()
             try Limits.runSeconds.check(seconds, "--seconds")
             if let size { _ = try Options.size(size, "--size") }
+            if let pixelFormat { _ = try Options.fourcc(pixelFormat, "--pixel-format") }
         }
     }
 
@@ -68,7 +69,7 @@ struct WatchCommand: AsyncParsableCommand {
     private func watch() async throws {
         let settings = try settings()
         let device = try CameraChoice.device(camera)
-        let chosen = try CameraChoice.applyFormat(device, format: pixelFormat.map { PixelFormat($0) },
+        let chosen = try CameraChoice.applyFormat(device, format: try pixelFormat.map { try Options.fourcc($0, "--pixel-format") },
                                                   size: try size.map { try Options.size($0, "--size") })
         let output = VideoDataOutput(alwaysDiscardsLateVideoFrames: true, queueDepth: 1)
         let session = CaptureSession(log: { Log.note($0) })

@@ -4,6 +4,15 @@
 /// /tmp/svc), its log in /tmp/svc/log. `$o` is obscura, `$p` the service,
 /// `said PATTERN` whether its log has it. Ready when the script goes on.
 /// `tables`: more of the configuration (e.g. a [health] table).
+///
+/// What a test waits on is read from the log and the metrics file, never by
+/// asking `obscura status` over and over: starting the debug build costs
+/// seconds on the emulated board (12 s a look when slowed), which would be
+/// the test's measure rather than the service's. `metric NAME` is a
+/// series' value in the metrics file (0 before it has one; its labels
+/// spelled as there, e.g. `obscura_system_pressure{level="fair"}`);
+/// `holds WATCH CONDITION` whether the log last said the watch's condition
+/// was declared (`picture: dark (…` more often than `picture: dark cleared`).
 enum BoardService {
     static func started(board: String, recording: String, tables: String = "") -> String {
         """
@@ -24,6 +33,8 @@ enum BoardService {
         $o run --config /tmp/svc/obscura.toml > /tmp/svc/log 2>&1 &
         p=$!
         said() { grep -q "$1" /tmp/svc/log; }
+        metric() { v=$(grep -F "$1 " /tmp/svc/obscura.prom 2>/dev/null | head -n 1 | cut -d' ' -f2); echo "${v:-0}"; }
+        holds() { [ "$(grep -c "$1: $2 (" /tmp/svc/log)" -gt "$(grep -c "$1: $2 cleared" /tmp/svc/log)" ]; }
         wait_for 120 "the service to be ready" said ready
         """
     }

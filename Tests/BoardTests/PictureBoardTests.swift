@@ -42,9 +42,11 @@ extension VirtualBoardTests {
             white=$(entry "100% White"); black=$(entry "100% Black")
             echo "entries=white:$white black:$black"
             status() { $o status --socket /tmp/svc/control.sock --json; }
-            has() { status | grep -q "\\"pictureConditions\\":\\[[^]]*\\"$1\\""; }
-            lacks() { ! has "$1"; }
+            has() { holds picture "$1"; }
+            lacks() { ! holds picture "$1"; }
             measured() { status | grep -q '"pictureMean"'; }
+            # The status lists them (one look).
+            listed() { status | grep -q "\\"pictureConditions\\":\\[[^]]*\\"$1\\""; }
             $o ctl --socket /tmp/svc/control.sock record start | sed 's/^/ctl: /'
             wait_for 120 "the recording's first frame" said "first frame taken"
             wait_for 60 "a measure of the picture" measured
@@ -56,10 +58,14 @@ extension VirtualBoardTests {
                 v4l2-ctl -d "$sub" --set-ctrl "test_pattern=$2,show_information=2"; a=$(now)
                 wait_for 60 "$1 to be declared" has "$1"; b=$(now)
                 echo "declared-$1=$(awk -v a="$a" -v b="$b" 'BEGIN { print b - a }')"
-                # What one look at the status costs here (the wait's own lag).
+                # What one look at the log costs here (the wait's own lag).
                 has "$1"; c=$(now)
                 echo "poll-$1=$(awk -v b="$b" -v c="$c" 'BEGIN { print c - b }')"
                 echo "led-$1=$(led)"
+                echo "listed-$1=$(listed "$1" && echo yes)"
+                # The metrics file is written each second.
+                shown() { [ "$(metric "obscura_picture_condition{condition=\\"$1\\"}")" = 1 ]; }
+                wait_for 10 "the metrics to show $1" shown "$1"
                 echo "metrics-$1=$(grep -E '^obscura_picture_condition(_episodes_total)?\\{' /tmp/svc/obscura.prom | tr '\\n' ' ')"
                 $o status --socket /tmp/svc/control.sock | grep '^picture:' | sed "s/^/status-$1: /"
                 v4l2-ctl -d "$sub" --set-ctrl test_pattern=0,show_information=0; a=$(now)
@@ -88,9 +94,10 @@ extension VirtualBoardTests {
         try #require(times.count > 10, "the recording has \(times.count) frames: \(out)")
         let slowest = zip(times.dropFirst(), times).map { $0 - $1 }.max() ?? 0
         for condition in ["no_detail", "dark"] {
-            // The wait sees a change at most one look at the status (and
-            // its 0.2 s pause) after it happened: measured in the same run.
+            // The wait sees a change at most one look at the log (and its
+            // 0.2 s pause) after it happened: measured in the same run.
             let poll = (value("poll-\(condition)=").flatMap(Double.init) ?? 0) + 0.2
+            #expect(value("listed-\(condition)=") == "yes", "the status does not list \(condition): \(out)")
             let bound = Self.hold + 2 + 2 * slowest + poll
             let declared = try #require(value("declared-\(condition)=").flatMap(Double.init), "\(condition) never declared: \(out)")
             #expect(declared <= bound, "\(condition) declared after \(declared) s (hold \(Self.hold) s + 2 s + two of the slowest frame interval \(slowest) s + a look at the status \(poll) s)")
@@ -152,10 +159,9 @@ extension VirtualBoardTests {
             sub=
             for d in /sys/class/video4linux/v4l-subdev*; do [ "$(cat "$d/name")" = "Sensor B" ] && sub=/dev/${d##*/}; done
             echo "subdev=$sub"
-            status() { $o status --socket /tmp/svc/control.sock --json; }
-            has() { status | grep -q "\\"pictureConditions\\":\\[[^]]*\\"$1\\""; }
-            lacks() { ! has "$1"; }
-            frames() { status | grep -o '"frames":[0-9]*' | head -n 1 | cut -d: -f2; }
+            has() { holds picture "$1"; }
+            lacks() { ! holds picture "$1"; }
+            frames() { metric obscura_recording_frames; }
             more() { n=$(( $(frames) + $1 )); grown() { [ "$(frames)" -ge "$n" ]; }; wait_for 120 "$1 more frames" grown; }
             # A live scene: the sensor's brightness never the same twice running.
             live() { rm -f /tmp/svc/still; ( i=0; while [ ! -e /tmp/svc/still ]; do
@@ -170,6 +176,8 @@ extension VirtualBoardTests {
             wait_for 60 "frozen to be declared" has frozen; echo "declared-frozen=$(since $a)"
             has frozen; echo "poll-frozen=$(since $a)"
             $o status --socket /tmp/svc/control.sock | grep '^picture:' | sed 's/^/status-frozen: /'
+            shown() { [ "$(metric 'obscura_picture_condition{condition="frozen"}')" = 1 ]; }
+            wait_for 10 "the metrics to show frozen" shown
             echo "metrics-frozen=$(grep -E '^obscura_picture_condition\\{' /tmp/svc/obscura.prom | tr '\\n' ' ')"
             live; a=$(now)
             wait_for 60 "frozen to clear" lacks frozen; echo "cleared-frozen=$(since $a)"
@@ -191,7 +199,7 @@ extension VirtualBoardTests {
         try #require(times.count > 10, "the recording has \(times.count) frames: \(out)")
         let slowest = zip(times.dropFirst(), times).map { $0 - $1 }.max() ?? 0
         let declared = try #require(value("declared-frozen=").flatMap(Double.init), "\(out)")
-        // The wait's own lag (one look at the status) and the look's spacing.
+        // The wait's own lag (one look at the log) and the look's spacing.
         let lag = try #require(value("poll-frozen=").flatMap(Double.init)) - declared + 0.2 + 1 / rate
         #expect(declared >= Self.hold && declared <= Self.hold + 2 + 2 * slowest + lag,
                 "frozen declared after \(declared) s (hold \(Self.hold) s + 2 s + two of the slowest frame interval \(slowest) s + \(lag) s)")

@@ -42,9 +42,9 @@ extension VirtualBoardTests {
                 enabled = true
                 """))
             status() { $o status --socket /tmp/svc/control.sock --json; }
-            level() { status | grep -q "\\"pressureLevel\\":\\"$1\\""; }
+            level() { [ "$(metric "obscura_system_pressure{level=\\"$1\\"}")" = 1 ]; }
             field() { status | grep -o "\\"$1\\":[^,}]*" | head -n 1; }
-            frames() { status | grep -o '"frames":[0-9]*' | head -n 1 | cut -d: -f2; }
+            frames() { metric obscura_recording_frames; }
             # Waits until the recording in progress has N more frames.
             more() { n=$(( $(frames) + $1 )); grown() { [ "$(frames)" -ge "$n" ]; }; wait_for 120 "$1 more frames" grown; }
             $o ctl --socket /tmp/svc/control.sock record start | sed 's/^/ctl: /'

@@ -8,7 +8,7 @@ extension VirtualBoardTests {
 /// of tone (never half a second without one), nothing at all (digital
 /// silence: the loopback gives zeros), and tone 6 dB over full scale
 /// (clipped). Each condition is declared within its hold + 2 s + one look
-/// at the status (measured in the run), shows in the status, the metrics
+/// at the log (measured in the run), shows in the status, the metrics
 /// and the status LED, clears, and is marked in the one recording, which
 /// goes on throughout and is read back by ffmpeg.
 @Suite struct SoundBoardTests {
@@ -33,8 +33,10 @@ extension VirtualBoardTests {
                 """))
             now() { read -r t _ < /proc/uptime; echo "$t"; }
             status() { $o status --socket /tmp/svc/control.sock --json; }
-            has() { status | grep -q "\\"soundConditions\\":\\[[^]]*\\"$1\\""; }
-            lacks() { ! has "$1"; }
+            has() { holds sound "$1"; }
+            lacks() { ! holds sound "$1"; }
+            listed() { status | grep -q "\\"soundConditions\\":\\[[^]]*\\"$1\\""; }
+            shown() { [ "$(metric "obscura_sound_condition{condition=\\"$1\\"}")" = 1 ]; }
             led() { for i in $(seq 20); do gpio-sim get status-led; sleep 0.1; done | sort -u | tr '\\n' ' '; }
             # Tone bursts of 0.2 s every 0.25 s on the loopback (LEVEL: dBFS), until stopped.
             play() { $o beep --device hw:CARD=Loopback,DEV=0 --every 0.25 --length 200 --count 2000 --lead 0 --level=$1 > /tmp/svc/beep 2>&1 & b=$!
@@ -50,13 +52,17 @@ extension VirtualBoardTests {
             wait_for 60 "silence to be declared" has silent; echo "declared-silent=$(since $a)"
             has silent; echo "poll-silent=$(since $a)"
             echo "led-silent=$(led)"
+            echo "listed-silent=$(listed silent && echo yes)"
             $o status --socket /tmp/svc/control.sock | grep '^sound:' | sed 's/^/status-silent: /'
+            wait_for 10 "the metrics to show silent" shown silent
             echo "metrics-silent=$(grep -E '^obscura_sound_condition(_episodes_total)?\\{' /tmp/svc/obscura.prom | tr '\\n' ' ')"
             play 6; a=$(now)
             wait_for 60 "silence to clear" lacks silent; echo "cleared-silent=$(since $a)"
             wait_for 60 "clipping to be declared" has clipping; echo "declared-clipping=$(since $a)"
             has clipping; echo "poll-clipping=$(since $a)"
+            echo "listed-clipping=$(listed clipping && echo yes)"
             $o status --socket /tmp/svc/control.sock | grep '^sound:' | sed 's/^/status-clipping: /'
+            wait_for 10 "the metrics to show clipping" shown clipping
             echo "metrics-clipping=$(grep -E '^obscura_sound_condition(_episodes_total)?\\{' /tmp/svc/obscura.prom | tr '\\n' ' ')"
             quiet; a=$(now)
             wait_for 60 "clipping to clear" lacks clipping; echo "cleared-clipping=$(since $a)"
@@ -75,10 +81,11 @@ extension VirtualBoardTests {
         func value(_ prefix: String) -> String? { lines.first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) } }
         #expect(!out.contains("gave up after"), "\(out)\(result.stderr)")
         for condition in ["silent", "clipping"] {
-            // A look at the status after the change was seen: the wait's own lag.
+            // A look at the log after the change was seen: the wait's own lag.
             let declared = try #require(value("declared-\(condition)=").flatMap(Double.init), "\(condition) never declared: \(out)")
             let poll = try #require(value("poll-\(condition)=").flatMap(Double.init)) - declared + 0.2
-            #expect(declared <= Self.hold + 2 + poll, "\(condition) declared after \(declared) s (hold \(Self.hold) s + 2 s + a look at the status \(poll) s)")
+            #expect(declared <= Self.hold + 2 + poll, "\(condition) declared after \(declared) s (hold \(Self.hold) s + 2 s + a look at the log \(poll) s)")
+            #expect(value("listed-\(condition)=") == "yes", "the status does not list \(condition): \(out)")
             #expect(declared >= Self.hold, "\(condition) declared after \(declared) s, before its \(Self.hold) s hold")
             let cleared = try #require(value("cleared-\(condition)=").flatMap(Double.init), "\(condition) never cleared: \(out)")
             #expect(cleared <= Self.clear + 2 + poll, "\(condition) cleared after \(cleared) s")

@@ -34,6 +34,22 @@ import TestSupport
         #expect(aligned.status != 0 && aligned.stderr.contains("--align-to-age-chunks: only an encrypted recording has age chunks"), "\(aligned.stderr)")
     }
 
+    /// A pixel format is taken by the name a camera's formats are listed by
+    /// (BGR888, in any case) or by its fourcc (BG24); the refusal lists both.
+    @Test func aPixelFormatIsTakenByNameOrFourcc() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: obscura), "build first: swift build")
+        for name in ["BGR888", "bgr888", "BG24"] {
+            let watched = try runProgram(obscura, ["watch", "--camera", "synthetic", "--size", "320x240", "--pixel-format", name,
+                                                   "--seconds", "0.5"], cwd: packageRoot)
+            #expect(watched.status == 0, "\(name): \(watched.stderr)")
+            #expect(watched.stdout.contains("looked at"), "\(name): \(watched.stdout)")
+        }
+        let refused = try runProgram(obscura, ["watch", "--camera", "synthetic", "--pixel-format", "BGR8", "--seconds", "0.5"], cwd: packageRoot)
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("--pixel-format: \"BGR8\" is not a pixel format this program knows"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("BGR888 (BG24)") && refused.stderr.contains("NV12"), "\(refused.stderr)")
+    }
+
     /// --frame-rate sets the camera (the timestamps show it) and
     /// --keyframe-interval the distance between keyframes; a rate the camera
     /// cannot run at is refused with the range it can.
