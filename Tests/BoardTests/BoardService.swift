@@ -33,7 +33,7 @@ enum BoardService {
         $o run --config /tmp/svc/obscura.toml > /tmp/svc/log 2>&1 &
         p=$!
         said() { grep -q "$1" /tmp/svc/log; }
-        metric() { v=$(grep -F "$1 " /tmp/svc/obscura.prom 2>/dev/null | head -n 1 | cut -d' ' -f2); echo "${v:-0}"; }
+        metric() { v=$(awk -v n="$1" '$1 == n { print $2; exit }' /tmp/svc/obscura.prom 2>/dev/null); echo "${v:-0}"; }
         holds() { [ "$(grep -c "$1: $2 (" /tmp/svc/log)" -gt "$(grep -c "$1: $2 cleared" /tmp/svc/log)" ]; }
         wait_for 120 "the service to be ready" said ready
         """
