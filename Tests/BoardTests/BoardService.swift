@@ -13,6 +13,9 @@
 /// spelled as there, e.g. `obscura_system_pressure{level="fair"}`);
 /// `holds WATCH CONDITION` whether the log last said the watch's condition
 /// was declared (`picture: dark (…` more often than `picture: dark cleared`).
+/// `led` is the values the status LED took over two seconds, sorted ("1 ":
+/// steady on; "0 1 ": blinking), read by the shell itself from gpio-sim's
+/// file (a program started per read costs a second when slowed).
 enum BoardService {
     static func started(board: String, recording: String, tables: String = "") -> String {
         """
@@ -34,6 +37,7 @@ enum BoardService {
         p=$!
         said() { grep -q "$1" /tmp/svc/log; }
         metric() { v=$(awk -v n="$1" '$1 == n { print $2; exit }' /tmp/svc/obscura.prom 2>/dev/null); echo "${v:-0}"; }
+        led() { f=$(gpio-sim value-file status-led); for i in $(seq 20); do read -r v < "$f"; echo "$v"; sleep 0.1; done | sort -u | tr '\\n' ' '; }
         holds() { [ "$(grep -c "$1: $2 (" /tmp/svc/log)" -gt "$(grep -c "$1: $2 cleared" /tmp/svc/log)" ]; }
         wait_for 120 "the service to be ready" said ready
         """

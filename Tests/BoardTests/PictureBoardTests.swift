@@ -52,7 +52,6 @@ extension VirtualBoardTests {
             wait_for 60 "a measure of the picture" measured
             echo "before=$(status | grep -o '"picture[A-Za-z]*":[^,}]*' | tr '\\n' ' ')"
             # The status LED over two seconds: steady on, or blinking (both values seen).
-            led() { for i in $(seq 20); do gpio-sim get status-led; sleep 0.1; done | sort -u | tr '\n' ' '; }
             echo "led-fine=$(led)"
             episode() {
                 v4l2-ctl -d "$sub" --set-ctrl "test_pattern=$2,show_information=2"; a=$(now)
@@ -133,7 +132,7 @@ extension VirtualBoardTests {
     /// pattern (its frame counters fall between the grid's points: measured,
     /// it is declared frozen within the hold), so the test makes it live the
     /// way a scene is: its sensor's brightness control changed over and over
-    /// (v4l2-ctl on its subdevice), then left alone (frozen, while the
+    /// (VIDIOC_S_CTRL on its subdevice), then left alone (frozen, while the
     /// camera's timestamps run on), then changed again.
     @Test func aFrozenCameraIsDeclaredWithinItsHoldAndClearsWhenThePictureMovesAgain() throws {
         let rate = 2.0
@@ -163,9 +162,17 @@ extension VirtualBoardTests {
             lacks() { ! holds picture "$1"; }
             frames() { metric obscura_recording_frames; }
             more() { n=$(( $(frames) + $1 )); grown() { [ "$(frames)" -ge "$n" ]; }; wait_for 120 "$1 more frames" grown; }
-            # A live scene: the sensor's brightness never the same twice running.
-            live() { rm -f /tmp/svc/still; ( i=0; while [ ! -e /tmp/svc/still ]; do
-                       v4l2-ctl -d "$sub" --set-ctrl brightness=$((64 + i % 128)); i=$((i + 1)); done ) & lp=$!; }
+            # A live scene: the sensor's brightness changed 20 times a second
+            # (VIDIOC_S_CTRL on its subdevice, as v4l2-ctl sets it, from one
+            # process: a v4l2-ctl per change comes a second or more apart on
+            # the slowed board, and looks that far apart see the same picture).
+            live() { rm -f /tmp/svc/still; perl -e '
+                open(my $f, "+<", $ARGV[0]) or die "open $ARGV[0]: $!";
+                for (my $i = 0; ! -e "/tmp/svc/still"; $i++) {
+                    my $control = pack("LL", 0x00980900, 64 + $i % 128);   # V4L2_CID_BRIGHTNESS, a value
+                    ioctl($f, 0xc008561c, $control) or die "VIDIOC_S_CTRL brightness: $!";
+                    select(undef, undef, undef, 0.05);
+                }' "$sub" & lp=$!; }
             still() { touch /tmp/svc/still; wait $lp; }
             $o ctl --socket /tmp/svc/control.sock record start | sed 's/^/ctl: /'
             wait_for 120 "the recording's first frame" said "first frame taken"

@@ -37,7 +37,6 @@ extension VirtualBoardTests {
             lacks() { ! holds sound "$1"; }
             listed() { status | grep -q "\\"soundConditions\\":\\[[^]]*\\"$1\\""; }
             shown() { [ "$(metric "obscura_sound_condition{condition=\\"$1\\"}")" = 1 ]; }
-            led() { for i in $(seq 20); do gpio-sim get status-led; sleep 0.1; done | sort -u | tr '\\n' ' '; }
             # Tone bursts of 0.2 s every 0.25 s on the loopback (LEVEL: dBFS), until stopped.
             play() { $o beep --device hw:CARD=Loopback,DEV=0 --every 0.25 --length 200 --count 2000 --lead 0 --level=$1 > /tmp/svc/beep 2>&1 & b=$!
                      heard() { grep -q "^beep 1 at" /tmp/svc/beep; }; wait_for 60 "the tone to play" heard; }
