@@ -92,7 +92,13 @@ public final class AudioDeviceInput: Sendable {
         var overruns = 0
         var lastError: String?
         var buffers = 0
+        /// Whether the reading thread runs in the real-time class (nil: not started).
+        var realtime: Bool?
     }
+
+    /// The reading thread's real-time priority (SCHED_RR): low among
+    /// real-time threads, above every ordinary one.
+    static let readerPriority: Int32 = 10
 
     /// Opens `device` ("default", "hw:CARD=…,DEV=…", "plughw:1,0"; "auto"
     /// takes the first capture device) for `format`; fails naming the ALSA
@@ -170,6 +176,8 @@ public final class AudioDeviceInput: Sendable {
     public var overruns: Int { shared.state.withLock { $0.overruns } }
     public var lastError: String? { shared.state.withLock { $0.lastError } }
     public var isRunning: Bool { shared.state.withLock { $0.running } }
+    /// Whether the reading thread got the real-time class (nil before it started).
+    public var readsInRealtime: Bool? { shared.state.withLock { $0.realtime } }
 
     public func start() throws(AudioError) {
         let (pcm, shared, format, periodFrames, deviceName) = (pcm, shared, format, periodFrames, deviceName)
@@ -216,6 +224,15 @@ public final class AudioDeviceInput: Sendable {
     /// Reads periods until stopped: the reading thread.
     private static func read(_ pcm: PCM, _ state: borrowing Mutex<State>, format: AudioFormat, periodFrames: Int,
                              deviceName: String) {
+        // The ring holds a second: a reader kept from the CPU longer than
+        // that (a starved board) loses sound. Ahead of ordinary threads it
+        // is not, when the process may (root, CAP_SYS_NICE); else as before.
+        do {
+            try Syscalls.makeCurrentThreadRealtime(priority: Self.readerPriority)
+            state.withLock { $0.realtime = true }
+        } catch {
+            state.withLock { $0.realtime = false }
+        }
         let pcm = pcm.handle
         let channels = format.channels
         let rate = UInt64(format.sampleRate)

@@ -330,6 +330,17 @@ extension Syscalls {
         return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 
+    /// Puts the calling thread in the round-robin real-time class at
+    /// `priority` (1–99), ahead of every ordinary thread: for a thread whose
+    /// data is lost when it is late (a capture device's ring). Needs root or
+    /// CAP_SYS_NICE (or an RLIMIT_RTPRIO); without it the error says so.
+    public static func makeCurrentThreadRealtime(priority: Int32) throws(SystemError) {
+        var parameters = sched_param()
+        parameters.sched_priority = priority
+        let rc = pthread_setschedparam(pthread_self(), SCHED_RR, &parameters)
+        guard rc == 0 else { throw SystemError(call: "pthread_setschedparam", code: rc, detail: "SCHED_RR \(priority)") }
+    }
+
     public static func monotonicNanoseconds() -> UInt64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
