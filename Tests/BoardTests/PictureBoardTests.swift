@@ -188,9 +188,11 @@ extension VirtualBoardTests {
             echo "metrics-frozen=$(grep -E '^obscura_picture_condition\\{' /tmp/svc/obscura.prom | tr '\\n' ' ')"
             live; a=$(now)
             wait_for 60 "frozen to clear" lacks frozen; echo "cleared-frozen=$(since $a)"
-            still
+            # Live until the recording has ended (a slowed board takes longer
+            # than the hold to stop it).
             $o ctl --socket /tmp/svc/control.sock record stop | sed 's/^/ctl: /'
             wait_for 180 "the recording to finish" said "recording finished"
+            still
             f=$(ls /tmp/svc/rec/*.mp4 | head -n 1)
             echo "frame-times=$(ffprobe -v error -select_streams v:0 -show_entries packet=pts_time -of csv=p=0 "$f" | tr '\\n' ' ')"
             ffmpeg -v error -i "$f" -map 0:s:0 -f srt - | sed -E 's/<[^>]*>//g; s/^/srt: /'
