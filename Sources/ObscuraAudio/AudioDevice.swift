@@ -225,8 +225,9 @@ public final class AudioDeviceInput: Sendable {
     private static func read(_ pcm: PCM, _ state: borrowing Mutex<State>, format: AudioFormat, periodFrames: Int,
                              deviceName: String) {
         // The ring holds a second: a reader kept from the CPU longer than
-        // that (a starved board) loses sound. Ahead of ordinary threads it
-        // is not, when the process may (root, CAP_SYS_NICE); else as before.
+        // that (a starved board) loses sound. So it runs ahead of ordinary
+        // threads when the process may (root, CAP_SYS_NICE, RLIMIT_RTPRIO);
+        // otherwise as an ordinary thread.
         do {
             try Syscalls.makeCurrentThreadRealtime(priority: Self.readerPriority)
             state.withLock { $0.realtime = true }
