@@ -37,7 +37,7 @@ struct RecordCommand: AsyncParsableCommand {
     @Option(help: "Encrypt the file as it is written to this age recipient (age1…, age-keygen's public key); repeatable. The output's name ends in .age.")
     var recipient: [String] = []
     @Option(help: "Encrypt to the age recipients in this file (one age1… per line, as `age -R` reads it).") var recipientsFile: String?
-    @Flag(help: "Encrypted: end each fragment (MKV: cluster) on one of age's 64 KiB chunks, with filler between, so that `age -d` of a killed recording gives whole fragments. Costs filler (see BENCHMARKS.md).")
+    @Flag(help: "Encrypted: end each fragment (MKV: cluster) on one of age's 64 KiB chunks, with filler between, so that `age -d` of a killed recording gives whole fragments (unless the kill cut the write of one). Costs filler (see BENCHMARKS.md).")
     var alignToAgeChunks = false
     @Option(help: "Write each frame's time (milliseconds from the first, in stored order) to this .txt file, in mkvmerge's timestamp format v2: what an elementary stream needs to be muxed later.")
     var timestamps: String?
