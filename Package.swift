@@ -84,8 +84,9 @@ let package = Package(
         .target(name: "ObscuraPreview", dependencies: ["CLibDRM", "CFFmpeg", "ObscuraConversion", "ObscuraOverlay", "ObscuraCapture", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraService", dependencies: ["CTOML", logging, "ObscuraAge", "ObscuraFiles", "ObscuraOverlay", "ObscuraAudio", "ObscuraPhoto", "ObscuraPreview", "ObscuraCapture", "ObscuraTestPattern", "ObscuraRecording", "ObscuraGPIO", "ObscuraHealth", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraRetrieval", dependencies: ["ObscuraAge", "ObscuraFiles", "ObscuraMuxing", "ObscuraSystem"]),
+        .target(name: "ObscuraFleet", dependencies: ["ObscuraAge", "ObscuraFiles", "ObscuraRetrieval", "ObscuraService", "ObscuraSystem"]),
         .executableTarget(name: "obscura", dependencies: [
-            "ObscuraRetrieval", "ObscuraAudio", "ObscuraAge", "ObscuraOverlay",
+            "ObscuraFleet", "ObscuraRetrieval", "ObscuraAudio", "ObscuraAge", "ObscuraOverlay",
             "ObscuraRecording", "ObscuraCapture", "ObscuraTestPattern", "ObscuraCamera", "ObscuraConversion", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraMedia", "ObscuraService", "ObscuraPhoto", "ObscuraPreview",
             "ObscuraFiles", "ObscuraHealth", "ObscuraSystem",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -94,7 +95,7 @@ let package = Package(
 
         .target(name: "TestSupport", dependencies: ["ObscuraOverlay", "ObscuraSystem"], path: "Tests/TestSupport"),
         .testTarget(name: "ObscuraTests", dependencies: [
-            "TestSupport", "ObscuraSystem", "ObscuraFiles", "ObscuraHealth", "ObscuraCapture", "ObscuraConversion", "ObscuraTestPattern", "ObscuraRecording", "ObscuraMedia", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraService", "ObscuraPhoto", "ObscuraPreview", "ObscuraRetrieval", "ObscuraAudio", "ObscuraAge", "ObscuraOverlay",
+            "TestSupport", "ObscuraSystem", "ObscuraFiles", "ObscuraHealth", "ObscuraCapture", "ObscuraConversion", "ObscuraTestPattern", "ObscuraRecording", "ObscuraMedia", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraService", "ObscuraPhoto", "ObscuraPreview", "ObscuraRetrieval", "ObscuraAudio", "ObscuraAge", "ObscuraOverlay", "ObscuraFleet",
             logging,
         ]),
         .testTarget(name: "BoardTests", dependencies: ["TestSupport", "ObscuraOverlay"]),

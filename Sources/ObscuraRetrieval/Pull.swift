@@ -81,6 +81,13 @@ public struct PullOptions: Sendable {
     /// empty: files are kept as they came.
     public var identities: [AgeIdentity] = []
     public var sftp = "sftp"
+    /// Finished files (name, sha256) that are not wanted (a collector has
+    /// them already): not fetched, counted in `PullSummary.skipped`.
+    public var skip: (@Sendable (_ name: String, _ sha256: String) -> Bool)?
+    /// sftp (and so its ssh) is killed when the caller dies, however it dies
+    /// (util-linux's `setpriv --pdeathsig KILL`): a collector killed
+    /// mid-run leaves no transfer running into the file its next run resumes.
+    public var endsWithCaller = false
 
     public init(target: String, destination: String) {
         self.target = target
@@ -113,6 +120,8 @@ public struct PullSummary: Sendable, Equatable {
     /// (an interrupted recording).
     public var decrypted: [String] = []
     public var decryptionNotes: [String] = []
+    /// Left out because `PullOptions.skip` said so.
+    public var skipped = 0
 }
 
 /// Fetches finished recordings with OpenSSH's sftp: lists the device's
@@ -166,6 +175,10 @@ public final class Puller: Sendable {
         var wanted: [RemoteFile] = []
         var verifiedHere: [RemoteFile] = []
         for file in remote {
+            if let skip = options.skip, skip(file.name, file.sha256) {
+                summary.skipped += 1
+                continue
+            }
             let local = options.destination + "/" + file.name
             if FileManager.default.fileExists(atPath: local) {
                 let recorded = (try? String(contentsOfFile: local + ".sha256", encoding: .utf8)).flatMap(ChecksumLine.parse)
@@ -394,6 +407,10 @@ public final class Puller: Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: options.sftp.hasPrefix("/") ? options.sftp : "/usr/bin/env")
         process.arguments = (options.sftp.hasPrefix("/") ? [] : [options.sftp]) + sftpArguments()
+        if options.endsWithCaller {
+            process.arguments = ["--pdeathsig", "KILL", "--", options.sftp] + sftpArguments()
+            process.executableURL = URL(fileURLWithPath: Self.setpriv)
+        }
         let input = Pipe(), output = Pipe(), errors = Pipe()
         process.standardInput = input
         process.standardOutput = output
@@ -435,6 +452,9 @@ public final class Puller: Sendable {
         }
         return (String(decoding: out, as: UTF8.self), err)
     }
+
+    /// util-linux's setpriv (in every Debian and Raspberry Pi OS).
+    public static let setpriv = "/usr/bin/setpriv"
 
     /// sftp's batch syntax: double quotes with backslash escapes.
     static func quote(_ path: String) -> String {

@@ -9,7 +9,7 @@ struct Obscura: AsyncParsableCommand {
         abstract: "A camera recorder for single-board Linux computers.",
         subcommands: [DevicesCommand.self, RecordCommand.self, StreamCommand.self, GPIOCommand.self,
                       RunCommand.self, StatusCommand.self, ControlCommand.self, PhotoCommand.self, DNGCommand.self, PreviewCommand.self, DecodeCommand.self,
-                      KeysCommand.self, PullCommand.self, EncryptCommand.self, DecryptCommand.self, BeepCommand.self, ListenCommand.self, WatchCommand.self])
+                      KeysCommand.self, PullCommand.self, CollectCommand.self, EncryptCommand.self, DecryptCommand.self, BeepCommand.self, ListenCommand.self, WatchCommand.self])
 }
 
 /// Messages for people go to standard error; results to standard output.
