@@ -209,7 +209,10 @@ public final class Collector: Sendable {
             guard held.size == size, held.sha256 == sha256 else {
                 throw CollectError("\(key) in the store is another file (\(held.size) bytes, sha256 \(held.sha256?.prefix(12) ?? "none")…); not overwritten, kept here")
             }
-            report.alreadyStored += 1
+            // Stored by a run that ended before it could record it: counted now.
+            report.stored.append(key)
+            report.bytes += size
+            say("\(kiosk.name): \(key) is in the store already (sha256 checked), from an interrupted run")
         } else {
             try store.put(upload, key: key, sha256: sha256)
             let held = try store.stat(key)

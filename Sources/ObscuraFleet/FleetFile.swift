@@ -41,6 +41,8 @@ public struct S3Settings: Sendable, Equatable {
     public var multipartFromMiB = 64
     public var partMiB = 16
     public var rclone = "rclone"
+    /// The uploads' bandwidth limit in kbit/s (the collector's uplink is shared).
+    public var limitKbps: Int?
 }
 
 /// The fleet file (TOML): the collector's own settings, the store, and the
@@ -58,6 +60,7 @@ public struct S3Settings: Sendable, Equatable {
 ///     bucket = "kiosks"
 ///     access_key_id = "…"
 ///     secret_access_key_file = "/etc/obscura/collect-s3-secret"
+///     limit_kbps = 50000                   # uploads' bandwidth (optional)
 ///
 ///     [ssh]                                # defaults for every kiosk
 ///     key = "/etc/obscura/collect_ed25519"
@@ -107,6 +110,7 @@ public struct FleetFile: Sendable, Equatable {
         s3.multipartFromMiB = try r.int("store.s3.multipart_from_mib", range: 5...5120) ?? 64
         s3.partMiB = try r.int("store.s3.part_mib", range: 5...5120) ?? 16
         s3.rclone = try r.string("store.s3.rclone") ?? "rclone"
+        s3.limitKbps = try r.int("store.s3.limit_kbps", range: 8...100_000_000)
         switch (folder, bucket) {
         case (let folder?, nil): return .folder(folder)
         case (nil, let bucket?):
@@ -133,7 +137,7 @@ public struct FleetFile: Sendable, Equatable {
             guard table.hasPrefix("kiosks.") else { return nil }
             let name = String(table.dropFirst("kiosks.".count))
             return name.contains(".") ? nil : name
-        }).sorted()
+        }).sorted { (document.tables["kiosks.\($0)"] ?? 0, $0) < (document.tables["kiosks.\($1)"] ?? 0, $1) }
         var kiosks: [Kiosk] = []
         for name in names {
             let at = "kiosks.\(name)"

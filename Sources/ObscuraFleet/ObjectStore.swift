@@ -136,6 +136,8 @@ public struct S3Store: ObjectStore {
     var commonArguments: [String] {
         var args = ["--s3-no-check-bucket", "--low-level-retries", "3"]
         if let ca = settings.caCert { args += ["--ca-cert", ca] }
+        // rclone's unit is KiB/s.
+        if let kbps = settings.limitKbps { args += ["--bwlimit", "\(max(1, kbps * 1000 / 8 / 1024))k"] }
         return args
     }
 
