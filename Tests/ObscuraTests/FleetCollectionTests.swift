@@ -86,6 +86,18 @@ import TestSupport
         #expect(fourthStatus == 0, "\(fourth.said())")
 
         try rig.checkTheStore()
+
+        // The same fleet into a folder: the same files, the same bytes.
+        try rig.writeFleetFile(folder: rig.dir + "/folder-store")
+        let folder = try rig.startCollector(rig.reachable)
+        #expect(folder.wait() == 0, "\(folder.said())")
+        for (key, sha) in rig.expected {
+            let path = rig.dir + "/folder-store/" + key
+            #expect(FileManager.default.fileExists(atPath: path) && (try? FleetRig.sha256(path)) == sha, "\(key) in the folder")
+        }
+        let inFolder = FileManager.default.enumerator(atPath: rig.dir + "/folder-store")?.allObjects.compactMap { $0 as? String }
+            .filter { !$0.hasSuffix("/") && (try? FileManager.default.attributesOfItem(atPath: rig.dir + "/folder-store/" + $0)[.type] as? FileAttributeType) == .typeRegular } ?? []
+        #expect(inFolder.sorted() == rig.expected.keys.sorted(), "the folder holds \(inFolder.sorted())")
     }
 }
 
@@ -244,15 +256,19 @@ final class FleetRig: @unchecked Sendable {
         expected["k\(k)/\(date)/\(stored)"] = sha
     }
 
-    func writeFleetFile() throws {
+    /// The fleet file: the bucket, or `folder` (with a spool of its own).
+    func writeFleetFile(folder: String? = nil) throws {
         var text = """
             [collector]
-            spool = "\(spool)"
-            metrics = "\(dir)/collect.prom"
+            spool = "\(spool)\(folder == nil ? "" : "-folder")"
+            metrics = "\(dir)/collect\(folder == nil ? "" : "-folder").prom"
             parallel = 3
             connect_timeout_seconds = 3600
             age_identities = ["\(ageKey)"]
 
+
+            """
+        text += folder.map { "[store]\nfolder = \"\($0)\"\n" } ?? """
             [store.s3]
             provider = "Ceph"
             endpoint = "\(s3["S3_ENDPOINT"] ?? "")"
@@ -262,6 +278,9 @@ final class FleetRig: @unchecked Sendable {
             multipart_from_mib = 5
             part_mib = 5
             limit_kbps = 8000
+
+            """
+        text += """
 
             [ssh]
             key = "\(dir)/collector_key"
