@@ -238,29 +238,22 @@ enum FileSize {
 /// One collector per spool: an flock on SPOOL/.lock, held for the run; a
 /// second run waits for the first to end.
 final class SpoolLock {
-    private let fd: Int32
+    private let fd: OwnedFileDescriptor
 
     init(spool: String, say: @Sendable (String) -> Void) throws(CollectError) {
         do { try FileManager.default.createDirectory(atPath: spool, withIntermediateDirectories: true) } catch {
             throw CollectError("cannot create the spool \(spool): \(error.localizedDescription)")
         }
         let path = spool + "/.lock"
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw CollectError("open \(path): \(String(cString: strerror(errno)))") }
-        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+        do { fd = try Syscalls.open(path, O_RDWR | O_CREAT, 0o644) } catch { throw CollectError("\(error)") }
+        if flock(fd.rawValue, LOCK_EX | LOCK_NB) != 0 {
             say("another collector holds \(path); waiting for it to end")
-            while flock(fd, LOCK_EX) != 0 {
-                guard errno == EINTR else {
-                    let e = errno
-                    close(fd)
-                    throw CollectError("flock \(path): \(String(cString: strerror(e)))")
-                }
+            while flock(fd.rawValue, LOCK_EX) != 0 {
+                guard errno == EINTR else { throw CollectError("flock \(path): \(String(cString: strerror(errno)))") }
             }
         }
     }
 
-    deinit {
-        flock(fd, LOCK_UN)
-        close(fd)
-    }
+    /// The lock goes with the descriptor (closed when this is released).
+    deinit { flock(fd.rawValue, LOCK_UN) }
 }
