@@ -1,7 +1,6 @@
 import Foundation
 import ObscuraRetrieval
 import ObscuraSystem
-import Synchronization
 
 /// What went wrong in collecting: it names the kiosk, file or call.
 public struct CollectError: Error, CustomStringConvertible, Sendable, Equatable {
@@ -23,38 +22,16 @@ enum ChildProgram {
         // Killed when the collector dies, however it dies (setpriv
         // --pdeathsig): no upload goes on without the collector that
         // would check it.
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Puller.setpriv)
-        process.arguments = ["--pdeathsig", "KILL", "--", program] + arguments
-        process.environment = environment
-        let output = Pipe(), errors = Pipe()
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = output
-        process.standardError = errors
-        do { try process.run() } catch {
-            throw CollectError("cannot run \(program): \(error.localizedDescription)")
-        }
-        let collected = Mutex<Data>(Data())
-        let errorsReader = errors.fileHandleForReading
-        let reader: JoinableThread
+        let result: HelperProgram.Result
         do {
-            reader = try JoinableThread(name: "child stderr") {
-                let data = errorsReader.readDataToEndOfFile()
-                collected.withLock { $0 = data }
-            }
+            result = try HelperProgram.run(Puller.setpriv, ["--pdeathsig", "KILL", "--", program] + arguments, environment: environment)
         } catch {
-            process.terminate()
-            process.waitUntilExit()
-            throw CollectError("cannot read \(program)'s messages: \(error)")
+            throw CollectError("cannot run \(program): \(error)")
         }
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        reader.join()
-        let err = collected.withLock { String(decoding: $0, as: UTF8.self) }
-        if process.terminationStatus == 127 {
-            throw CollectError("cannot run \(program) (install it: apt install \(program)): \(err.trimmingCharacters(in: .whitespacesAndNewlines))")
+        if result.status == 127 {
+            throw CollectError("cannot run \(program) (install it: apt install \(program)): \(result.errors.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
-        return Result(status: process.terminationStatus, output: String(decoding: out, as: UTF8.self), errors: err)
+        return Result(status: result.status, output: String(decoding: result.output, as: UTF8.self), errors: result.errors)
     }
 
     /// The last few lines a program said, for an error message.

@@ -404,53 +404,33 @@ public final class Puller: Sendable {
 
     func sftpWithErrors(_ commands: [String]) throws(RetrievalError) -> (output: String, errors: String) {
         if cancelled.load(ordering: .sequentiallyConsistent) { throw RetrievalError("interrupted; run it again to resume") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: options.sftp.hasPrefix("/") ? options.sftp : "/usr/bin/env")
-        process.arguments = (options.sftp.hasPrefix("/") ? [] : [options.sftp]) + sftpArguments()
+        var executable = options.sftp.hasPrefix("/") ? options.sftp : "/usr/bin/env"
+        var arguments = (options.sftp.hasPrefix("/") ? [] : [options.sftp]) + sftpArguments()
         if options.endsWithCaller {
-            process.arguments = ["--pdeathsig", "KILL", "--", options.sftp] + sftpArguments()
-            process.executableURL = URL(fileURLWithPath: Self.setpriv)
+            executable = Self.setpriv
+            arguments = ["--pdeathsig", "KILL", "--", options.sftp] + sftpArguments()
         }
-        let input = Pipe(), output = Pipe(), errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        do { try process.run() } catch {
-            throw RetrievalError("cannot run \(options.sftp) (install openssh-client): \(error.localizedDescription)")
-        }
-        running.store(process.processIdentifier, ordering: .sequentiallyConsistent)
-        defer { running.store(0, ordering: .sequentiallyConsistent) }
-        // EPIPE (sftp already gone) is no error here: its status and messages say what happened.
-        try? input.fileHandleForWriting.write(contentsOf: Data((commands.joined(separator: "\n") + "\n").utf8))
-        try? input.fileHandleForWriting.close()
-        // Both pipes drained together, so neither can fill and block sftp.
-        let collected = Mutex<Data>(Data())
-        let errorsReader = errors.fileHandleForReading
-        let reader: JoinableThread
+        let result: HelperProgram.Result
         do {
-            reader = try JoinableThread(name: "sftp stderr") {
-                let data = errorsReader.readDataToEndOfFile()
-                collected.withLock { $0 = data }
+            result = try HelperProgram.run(executable, arguments, input: Data((commands.joined(separator: "\n") + "\n").utf8)) { pid in
+                running.store(pid, ordering: .sequentiallyConsistent)
             }
         } catch {
-            process.terminate()
-            process.waitUntilExit()
-            throw RetrievalError("cannot read sftp's messages: \(error)")
+            running.store(0, ordering: .sequentiallyConsistent)
+            throw RetrievalError("cannot run \(options.sftp) (install openssh-client): \(error)")
         }
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        reader.join()
-        let err = collected.withLock { String(decoding: $0, as: UTF8.self) }
+        running.store(0, ordering: .sequentiallyConsistent)
+        let err = result.errors
         if cancelled.load(ordering: .sequentiallyConsistent) { throw RetrievalError("interrupted; run it again to resume") }
-        if process.terminationStatus == 127 && !options.sftp.hasPrefix("/") {
-            // env's "not found": no sftp on the PATH.
+        if result.status == 127 && (!options.sftp.hasPrefix("/") || options.endsWithCaller) {
+            // env's (or setpriv's) "not found": no sftp on the PATH.
             throw RetrievalError("cannot run \(options.sftp) (install openssh-client): \(err.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
-        guard process.terminationStatus == 0 else {
+        guard result.status == 0 else {
             let said = err.split(separator: "\n").map(String.init).filter { !$0.isEmpty }.suffix(3).joined(separator: "; ")
-            throw RetrievalError("sftp to \(options.target) failed (exit \(process.terminationStatus)): \(said.isEmpty ? "no message" : said)")
+            throw RetrievalError("sftp to \(options.target) failed (exit \(result.status)): \(said.isEmpty ? "no message" : said)")
         }
-        return (String(decoding: out, as: UTF8.self), err)
+        return (String(decoding: result.output, as: UTF8.self), err)
     }
 
     /// util-linux's setpriv (in every Debian and Raspberry Pi OS).
