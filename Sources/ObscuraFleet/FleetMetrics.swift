@@ -37,8 +37,8 @@ public struct KioskTotals: Codable, Sendable, Equatable {
 /// The collector's metrics for node_exporter's textfile collector, one
 /// series per kiosk, written whole (a temporary renamed) each time a kiosk
 /// is done, so a long run shows its progress.
-enum FleetMetrics {
-    static func text(_ kiosks: [(name: String, totals: KioskTotals)], running: Bool) -> String {
+public enum FleetMetrics {
+    public static func text(_ kiosks: [(name: String, totals: KioskTotals)], running: Bool) -> String {
         var m = MetricsText()
         func each(_ value: (KioskTotals) -> Double?) -> [([(String, String)], Double)] {
             kiosks.compactMap { k in value(k.totals).map { ([("kiosk", k.name)], $0) } }
