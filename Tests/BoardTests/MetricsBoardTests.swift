@@ -125,6 +125,11 @@ extension VirtualBoardTests {
             # 5 s: node_exporter's answer takes over a second there, and a
             # 1 s scrape timed out every time.)
             wait_for 480 "Prometheus to have scraped a frame count above 0" scraped
+            # The frame rate is reported once the first half second of frame
+            # times has gone into the file: on a starved board that is after
+            # the first frames are counted (until then it reads 0).
+            rated() { last obscura_recording_frames_per_second | grep -q '"value":\\[[0-9.]*,"[0-9.]*[1-9]'; }
+            wait_for 240 "Prometheus to have scraped a frame rate above 0" rated
             echo "file-mode=$(stat -c %a /run/obscura-metrics/obscura.prom)"
             busybox wget -qO- http://127.0.0.1:9100/metrics | grep -E '^(node_textfile_scrape_error|obscura_state|obscura_frames_total|obscura_storage_free_bytes)' | sed 's/^/exporter: /'
             echo "promql-frames=$(last obscura_frames_total)"

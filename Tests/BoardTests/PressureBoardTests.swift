@@ -104,13 +104,17 @@ extension VirtualBoardTests {
         #expect(value("status-critical: pressure: ")?.hasPrefix("critical (under-voltage and throttled)") == true, "\(out)")
         #expect(value("status-critical: preview: ")?.hasPrefix("paused under system pressure (critical): showing on") == true, "\(out)")
         #expect(value("second: ") == "\"bitRate\":1000000", "\(out)")
-        // Back to the configured 30 fps, unless the pace holds it lower (steps down outnumber steps up).
+        // Back to the configured 30 fps, unless the recorder's own pace holds
+        // it lower: once the pace has stepped down it follows the frames the
+        // board manages, and its steps are not of one size (down to what is
+        // delivered, up a little at a time), so their counts do not say where
+        // it is; the pressure's cap is gone all the same.
         let nominal = value("nominal: ") ?? ""
         func count(_ name: String) -> Int {   // a count the status leaves out is 0
             guard let r = nominal.range(of: "\"\(name)\":[0-9]+", options: .regularExpression) else { return 0 }
             return Int(nominal[r].split(separator: ":").last ?? "") ?? 0
         }
-        let paceHolds = count("rateStepsDown") > count("rateStepsUp")
+        let paceHolds = count("rateStepsDown") > 0
         #expect(paceHolds || nominal.hasPrefix("\"cameraFrameRate\":30 "), "\(out)")
         #expect(value("steps: ")?.contains("\"down\":3") == true && value("steps: ")?.contains("\"up\":2") == true, "\(out)")
         #expect(value("status-nominal: preview: ")?.hasPrefix("showing on") == true, "\(out)")
