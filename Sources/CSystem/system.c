@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/random.h>
+#include <sys/xattr.h>
 #include <sys/mman.h>
 #include <sys/eventfd.h>
 #include <sys/timex.h>
@@ -113,4 +114,8 @@ int obscura_random(void *buffer, size_t length) {
         done += (size_t)n;
     }
     return 0;
+}
+
+int obscura_set_attribute(const char *path, const char *name, const void *value, size_t size) {
+    return setxattr(path, name, value, size, 0);
 }

@@ -18,13 +18,14 @@ enum ChildProgram {
         var errors: String
     }
 
-    static func run(_ program: String, _ arguments: [String], environment: [String: String]) throws(CollectError) -> Result {
+    static func run(_ program: String, _ arguments: [String], environment: [String: String], input: Data? = nil) throws(CollectError) -> Result {
         // Killed when the collector dies, however it dies (setpriv
         // --pdeathsig): no upload goes on without the collector that
         // would check it.
         let result: HelperProgram.Result
         do {
-            result = try HelperProgram.run(Puller.setpriv, ["--pdeathsig", "KILL", "--", program] + arguments, environment: environment)
+            result = try HelperProgram.run(Puller.setpriv, ["--pdeathsig", "KILL", "--", program] + arguments, environment: environment,
+                                           input: input)
         } catch {
             throw CollectError("cannot run \(program): \(error)")
         }

@@ -161,11 +161,13 @@ public final class Collector: Sendable {
         report.alreadyStored += summary.skipped
         report.notes += summary.decryptionNotes
         let failedNames = Set(summary.failed.compactMap { $0.split(separator: ":").first.map(String.init) })
+        var batch: [Fetched] = []
         for name in (summary.pulled + summary.alreadyHere).sorted() where !failedNames.contains(name) {
-            do { try store(name, of: kiosk, from: options.destination, ledger: ledger, report: &report, say: say) } catch {
+            do { batch.append(try fetched(name, of: kiosk, in: options.destination)) } catch {
                 report.failures.append("\(name): \(error)")
             }
         }
+        store(batch, of: kiosk, ledger: ledger, report: &report, say: say)
         return report
     }
 
@@ -189,10 +191,18 @@ public final class Collector: Sendable {
         return options
     }
 
-    /// Stores one verified file (or, decrypting, its plaintext), checks what
-    /// the store then holds, records it, and drops the copy here.
-    func store(_ name: String, of kiosk: Kiosk, from folder: String, ledger: Ledger, report: inout KioskReport,
-               say: @Sendable (String) -> Void) throws(CollectError) {
+    /// A verified file here and what goes into the store for it.
+    struct Fetched {
+        var name: String
+        /// The file and its .sha256 as pulled, and what is uploaded (the
+        /// plaintext when the kiosk is decrypted).
+        var paths: Set<String>
+        /// The kiosk's sha256, which the ledger records.
+        var kioskSHA256: String
+        var upload: Upload
+    }
+
+    func fetched(_ name: String, of kiosk: Kiosk, in folder: String) throws(CollectError) -> Fetched {
         let fetched = folder + "/" + name
         guard let line = (try? String(contentsOfFile: fetched + ".sha256", encoding: .utf8)).flatMap(ChecksumLine.parse) else {
             throw CollectError("its checksum file \(fetched).sha256 is missing or unreadable")
@@ -203,28 +213,63 @@ public final class Collector: Sendable {
             uploadName = (plain as NSString).lastPathComponent
             do { sha256 = try Checksum.sha256(of: plain) } catch { throw CollectError("hashing \(plain): \(error)") }
         }
-        let size = FileSize.of(upload)
-        let key = StoreKey.key(kiosk: kiosk.name, name: uploadName)
-        if let held = try store.stat(key) {
-            guard held.size == size, held.sha256 == sha256 else {
-                throw CollectError("\(key) in the store is another file (\(held.size) bytes, sha256 \(held.sha256?.prefix(12) ?? "none")…); not overwritten, kept here")
+        return Fetched(name: name, paths: [fetched, fetched + ".sha256", upload], kioskSHA256: line.sha256,
+                       upload: Upload(file: upload, key: StoreKey.key(kiosk: kiosk.name, name: uploadName),
+                                      sha256: sha256, size: FileSize.of(upload)))
+    }
+
+    /// Stores a kiosk's verified files (asking the store once what it holds
+    /// of them, uploading the rest at once, and asking again), records each
+    /// one the store then holds with its size and sha256, and drops the copy
+    /// here. A key the store holds with another file is never overwritten.
+    func store(_ batch: [Fetched], of kiosk: Kiosk, ledger: Ledger, report: inout KioskReport,
+               say: @Sendable (String) -> Void) {
+        guard !batch.isEmpty else { return }
+        let before: [String: StoredObject]
+        do { before = try store.holdings(batch.map(\.upload.key)) } catch {
+            report.failures.append("\(batch.count) files not stored: \(error)")
+            return
+        }
+        var toUpload: [Fetched] = []
+        for file in batch {
+            guard let held = before[file.upload.key] else { toUpload.append(file); continue }
+            guard held.size == file.upload.size, held.sha256 == file.upload.sha256 else {
+                report.failures.append("\(file.name): \(file.upload.key) in the store is another file (\(held.size) bytes, sha256 \(held.sha256?.prefix(12) ?? "none")…); not overwritten, kept here")
+                continue
             }
             // Stored by a run that ended before it could record it: counted now.
-            report.stored.append(key)
-            report.bytes += size
-            say("\(kiosk.name): \(key) is in the store already (sha256 checked), from an interrupted run")
-        } else {
-            try store.put(upload, key: key, sha256: sha256)
-            let held = try store.stat(key)
-            guard let held, held.size == size, held.sha256 == sha256 else {
-                throw CollectError("after the upload the store holds \(held.map { "\($0.size) bytes, sha256 \($0.sha256?.prefix(12) ?? "none")…" } ?? "nothing") for \(key), not \(size) bytes with \(sha256.prefix(12))…; kept here, tried again next run")
-            }
-            report.stored.append(key)
-            report.bytes += size
-            say("\(kiosk.name): stored \(key) (\(size) bytes, sha256 checked in the store)")
+            say("\(kiosk.name): \(file.upload.key) is in the store already (sha256 checked), from an interrupted run")
+            recorded(file, ledger: ledger, report: &report)
         }
-        try ledger.record(line.sha256, key: key)
-        for path in Set([fetched, fetched + ".sha256", upload]) { unlink(path) }
+        guard !toUpload.isEmpty else { return }
+        var putError: CollectError?
+        do { try store.put(toUpload.map(\.upload), staging: folder(kiosk) + "/outgoing") } catch { putError = error }
+        let after: [String: StoredObject]
+        do { after = try store.holdings(toUpload.map(\.upload.key)) } catch {
+            report.failures.append("\(toUpload.count) files not checked in the store after the upload: \(putError.map { "\($0); " } ?? "")\(error)")
+            return
+        }
+        for file in toUpload {
+            let upload = file.upload
+            guard let held = after[upload.key], held.size == upload.size, held.sha256 == upload.sha256 else {
+                let holds = after[upload.key].map { "\($0.size) bytes, sha256 \($0.sha256?.prefix(12) ?? "none")…" } ?? "nothing"
+                report.failures.append("\(file.name): after the upload the store holds \(holds) for \(upload.key), not \(upload.size) bytes with \(upload.sha256.prefix(12))…; kept here, tried again next run\(putError.map { " (\($0))" } ?? "")")
+                continue
+            }
+            say("\(kiosk.name): stored \(upload.key) (\(upload.size) bytes, sha256 checked in the store)")
+            recorded(file, ledger: ledger, report: &report)
+        }
+    }
+
+    /// A file the store holds whole: counted, in the ledger, gone from here.
+    func recorded(_ file: Fetched, ledger: Ledger, report: inout KioskReport) {
+        do { try ledger.record(file.kioskSHA256, key: file.upload.key) } catch {
+            report.failures.append("\(file.name): stored, but not recorded: \(error)")
+            return
+        }
+        report.stored.append(file.upload.key)
+        report.bytes += file.upload.size
+        for path in file.paths { unlink(path) }
     }
 }
 

@@ -234,6 +234,24 @@ public enum Syscalls {
         }
     }
 
+    /// A second name for the file at `existing` (link).
+    public static func link(_ existing: String, _ new: String) throws(SystemError) {
+        while Glibc.link(existing, new) != 0 {
+            if Glibc.errno == EINTR { continue }
+            throw SystemError.errno("link", "\(existing) → \(new)")
+        }
+    }
+
+    /// Sets the extended attribute `name` of the file at `path` (setxattr);
+    /// EOPNOTSUPP when its filesystem keeps none.
+    public static func setAttribute(_ path: String, name: String, value: String) throws(SystemError) {
+        let bytes = Array(value.utf8)
+        while bytes.withUnsafeBytes({ obscura_set_attribute(path, name, $0.baseAddress, $0.count) }) != 0 {
+            if Glibc.errno == EINTR { continue }
+            throw SystemError.errno("setxattr \(name)", path)
+        }
+    }
+
     /// The names in the folder `path` (without "." and "..").
     public static func folderEntries(_ path: String) throws(SystemError) -> [String] {
         guard let folder = opendir(path) else { throw SystemError.errno("opendir", path) }

@@ -4,6 +4,7 @@
 #define OBSCURA_SYSTEM_H
 #include <stdint.h>
 #include <pthread.h>
+#include <stddef.h>
 
 /* ioctl(fd, request, arg); returns the result, -1 with errno on failure. */
 int obscura_ioctl(int fd, unsigned long request, void *arg);
@@ -32,4 +33,7 @@ int obscura_clock_synchronized(void);
 /* `length` bytes from the kernel's random number generator (getrandom,
  * blocking until it is seeded): 0, or -1 with errno. */
 int obscura_random(void *buffer, size_t length);
+/* setxattr(path, name, value, size, 0): 0, or -1 with errno (EOPNOTSUPP
+ * where the filesystem keeps no extended attributes). */
+int obscura_set_attribute(const char *path, const char *name, const void *value, size_t size);
 #endif
