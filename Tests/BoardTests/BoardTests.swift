@@ -134,7 +134,7 @@ extension VirtualBoardTests {
         let debouncer = VirtualBoard.suite == "bookworm" ? "libgpiod-v1 debounced-by=software" : "libgpiod-v2 debounced-by=kernel"
         #expect(lines.first { $0.hasPrefix("ready") }?.contains(debouncer) == true, "\(result.stdout)")
         #expect(lines.filter { $0.hasPrefix("press ") }.count == 12, "\(result.stdout)")
-        #expect(lines.filter { $0.hasPrefix("release ") }.count == 12)
+        #expect(lines.filter { $0.hasPrefix("release ") }.count == 12, "\(result.stdout)")
     }
 
     @Test func aHeldButtonIsALongPressAndAQuickOneShort() throws {
@@ -156,7 +156,7 @@ extension VirtualBoardTests {
         // Held five seconds (long press at three): long press while still down,
         // no short press; then a quick one (about a second under emulation).
         #expect(events.count == 6 && events[0] == "press 1" && events[1] == "long press" && events[2].hasPrefix("release held=")
-                && events[3] == "press 2" && events[4].hasPrefix("release held=") && events[5] == "short press", "\(events)")
+                && events[3] == "press 2" && events[4].hasPrefix("release held=") && events[5] == "short press", "\(events)\n\(result.stdout)")
     }
 
     @Test(arguments: [1, 2])
