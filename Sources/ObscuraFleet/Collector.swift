@@ -4,7 +4,6 @@ import ObscuraFiles
 import ObscuraRetrieval
 import ObscuraService
 import ObscuraSystem
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,7 +1,7 @@
 import Foundation
 @testable import ObscuraFleet
 import ObscuraFiles
-import Synchronization
+import ObscuraSystem
 import Testing
 import TestSupport
 

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Synchronization
+import ObscuraSystem
 import Testing
 import TestSupport
 

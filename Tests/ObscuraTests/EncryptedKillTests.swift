@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import ObscuraAge
-import Synchronization
+import ObscuraSystem
 import Testing
 import TestSupport
 
