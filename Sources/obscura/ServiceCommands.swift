@@ -63,6 +63,8 @@ struct SocketOptions: ParsableArguments {
         let path = try path()
         do {
             return try ControlServer.send(command, to: path)
+        } catch let timeout as ControlReplyTimeout {
+            throw UserFacingError("\(timeout)")
         } catch {
             throw UserFacingError("cannot reach the recorder at \(path): \(error) (is `obscura run` running, and are you in its group?)")
         }

@@ -110,3 +110,22 @@ private final class RawClient {
         #expect(try ProbedVideo.read(dir.path + "/rec/" + movie).frameCount > 30)
     }
 }
+
+/// The client's side: a recorder that takes a command and does not answer.
+@Suite struct ControlClientTests {
+    @Test func aRecorderThatDoesNotAnswerInTimeIsNamedBusyNotUnreachable() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-busy-\(getpid()).sock").path
+        unlink(path)
+        defer { unlink(path) }
+        // Listening, never accepting: the connection is queued and the command sent, and no reply comes.
+        let server = try Syscalls.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), what: "AF_UNIX")
+        try Syscalls.bind(server.rawValue, unixPath: path)
+        try Syscalls.listen(server.rawValue, what: path)
+        #expect {
+            _ = try ControlServer.send("status", to: path, timeout: .seconds(1))
+        } throws: { error in
+            (error as? ControlReplyTimeout).map { $0.path == path && $0.seconds == 1 && "\($0)".contains("did not answer within 1 s") } ?? false
+        }
+        withExtendedLifetime(server) {}
+    }
+}
