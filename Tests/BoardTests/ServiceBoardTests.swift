@@ -12,13 +12,21 @@ extension VirtualBoardTests {
             rec=/var/lib/obscura/recordings
             press() { gpio-sim press $1; sleep 0.15; gpio-sim release $1; }
             echo "active=$(systemctl is-active obscura)"
+            # The microphone: the loopback's capture end, named in the
+            # configuration (the board's profile names none), and the
+            # service restarted to take it.
+            . board/virtual/waiting.sh
+            sed -i 's|^# device = "auto" .*|device = "hw:CARD=Loopback,DEV=1"|' /etc/obscura/obscura.toml
+            echo "audio-config=$(grep -c '^device = "hw:CARD=Loopback,DEV=1"' /etc/obscura/obscura.toml)"
+            systemctl restart obscura
+            ready_again() { [ "$(journalctl -u obscura -o cat | grep -c ': ready: ')" -ge 2 ]; }
+            wait_for 120 "the service to be ready with the microphone" ready_again
             echo "led-idle=$(gpio-sim get record-led)"
             press record-button
             sleep 4
             echo "led-recording=$(gpio-sim get record-led)"
             obscura status | sed 's/^/status: /'
             press record-button
-            . board/virtual/waiting.sh
             finished() { journalctl -u obscura | grep -q "recording finished"; }; wait_for 120 "the recording to finish" finished
             echo "led-stopped=$(gpio-sim get record-led)"
             for f in $rec/*.mp4; do
@@ -89,7 +97,8 @@ extension VirtualBoardTests {
         let size = VirtualBoard.vimcSize(640, 480)
         #expect(photos.count == 1 && photos.first?.contains("Obscura \(size.width)x\(size.height)") == true, "\(photos)")
         #expect(out.contains("journal: obscura: photo /var/lib/obscura/photos/"))
-        // The profile's microphone (the loopback) under the service's sandbox: a second track.
+        // The configured microphone (the loopback) under the service's sandbox: a second track.
+        #expect(lines.contains("audio-config=1"), "\(out)")
         #expect(out.contains("journal: obscura: audio from hw:CARD=Loopback,DEV=1: 48000 Hz, mono, s16, aac at 96 kbit/s"), "\(out)")
         // Video, sound and the marks' timed text track (picture health).
         #expect(lines.contains("streams=h264,video aac,audio mov_text,subtitle "), "\(out)")

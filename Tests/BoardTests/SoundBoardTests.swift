@@ -30,6 +30,9 @@ extension VirtualBoardTests {
                 clear_seconds = \(Self.clear)
                 # vimc's picture is SoundBoardTests' no part.
                 conditions = []
+                [audio]
+                # The loopback's capture end (the board's profile names no microphone).
+                device = "hw:CARD=Loopback,DEV=1"
                 """))
             now() { read -r t _ < /proc/uptime; echo "$t"; }
             status() { $o status --socket /tmp/svc/control.sock --json; }
