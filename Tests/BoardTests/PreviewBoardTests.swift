@@ -141,16 +141,16 @@ extension VirtualBoardTests {
         #expect(out.contains("preview: headless: another process holds DRM master"))
         let frames = out.split(separator: "\n").first { $0.hasPrefix("nb_read_frames=") }.flatMap { Int($0.dropFirst(15)) } ?? 0
         // Two seconds by the camera's timestamps, however many frames the
-        // camera gave (a slowed board: one, the next came after the two
-        // seconds): every frame the recorder kept is in the file, and with
-        // two or more, the file's last frame and the longest interval between
-        // its frames reach the end of the two seconds.
+        // camera gave: every frame the recorder kept is in the file, each
+        // inside the two seconds, and the recording ended on the frame that
+        // came at or after them. That frame is not in the file, so the gap
+        // before it is unknown: a slow board's camera (1.1 fps on the arm64
+        // board) gave frames at 0 and 0.9 s and the next after 2 s.
         let recorded = try #require(RecordingSummary.find(in: out), "\(out)")
         let pts = out.split(separator: "\n").first { $0.hasPrefix("pts=") }.map {
             $0.dropFirst(4).split(separator: " ").compactMap { Double($0) } } ?? []
-        let longest = zip(pts.dropFirst(), pts).map { $0 - $1 }.max() ?? 0
         #expect(frames >= 1 && frames == recorded.frames && pts.count == frames && recorded.line.hasSuffix("finished: maximum duration reached")
-                    && (frames == 1 || (pts.last ?? 0) + longest >= 2 - 0.05),
+                    && pts.allSatisfy { $0 >= 0 && $0 < 2 },
                 "the recording beside a held display has \(frames) frames at \(pts): \(recorded.line)")
         let summary = try #require(out.split(separator: "\n").first { $0.hasPrefix("preview: showing") }, "\(out)")
         #expect(summary.contains("0.00 copies per frame") && summary.contains("0 converted"), "\(summary)")
