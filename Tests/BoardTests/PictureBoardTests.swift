@@ -41,7 +41,7 @@ extension VirtualBoardTests {
             entry() { v4l2-ctl -d "$sub" --list-ctrls-menus | sed -nE "s/^[[:space:]]+([0-9]+): $1\\$/\\1/p" | head -n 1; }
             white=$(entry "100% White"); black=$(entry "100% Black")
             echo "entries=white:$white black:$black"
-            status() { $o status --socket /tmp/svc/control.sock --json; }
+            status() { ask status; }
             has() { holds picture "$1"; }
             lacks() { ! holds picture "$1"; }
             measured() { status | grep -q '"pictureMean"'; }
@@ -74,7 +74,7 @@ extension VirtualBoardTests {
             episode no_detail "$white"
             episode dark "$black"
             echo "state=$(status | grep -o '"state":"[a-z]*"')"
-            $o ctl --socket /tmp/svc/control.sock record stop | sed 's/^/ctl: /'
+            ask record stop | sed 's/^/ctl: /'
             wait_for 180 "the recording to finish" said "recording finished"
             f=$(ls /tmp/svc/rec/*.mp4 | head -n 1)
             echo "recordings=$(ls /tmp/svc/rec/*.mp4 | wc -l)"
@@ -82,7 +82,7 @@ extension VirtualBoardTests {
             ffmpeg -v error -i "$f" -map 0:s:0 -f srt - | sed -E 's/<[^>]*>//g; s/^/srt: /'
             grep -E "picture: |recording finished" /tmp/svc/log | sed 's/^/log: /'
             kill -TERM $p; wait $p
-            """, timeout: 600)
+            """, timeout: 600, shell: "bash")
         let out = result.stdout
         let lines = out.split(separator: "\n").map(String.init)
         func value(_ prefix: String) -> String? { lines.first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) } }
@@ -190,7 +190,7 @@ extension VirtualBoardTests {
             wait_for 60 "frozen to clear" lacks frozen; echo "cleared-frozen=$(since $a)"
             # Live until the recording has ended (a slowed board takes longer
             # than the hold to stop it).
-            $o ctl --socket /tmp/svc/control.sock record stop | sed 's/^/ctl: /'
+            ask record stop | sed 's/^/ctl: /'
             wait_for 180 "the recording to finish" said "recording finished"
             still
             f=$(ls /tmp/svc/rec/*.mp4 | head -n 1)
@@ -198,7 +198,7 @@ extension VirtualBoardTests {
             ffmpeg -v error -i "$f" -map 0:s:0 -f srt - | sed -E 's/<[^>]*>//g; s/^/srt: /'
             grep -E "picture: |recording finished" /tmp/svc/log | sed 's/^/log: /'
             kill -TERM $p; wait $p
-            """, timeout: 600)
+            """, timeout: 600, shell: "bash")
         let out = result.stdout
         let lines = out.split(separator: "\n").map(String.init)
         func value(_ prefix: String) -> String? { lines.first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) } }

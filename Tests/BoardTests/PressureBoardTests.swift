@@ -41,7 +41,7 @@ extension VirtualBoardTests {
                 [preview]
                 enabled = true
                 """))
-            status() { $o status --socket /tmp/svc/control.sock --json; }
+            status() { ask status; }
             level() { [ "$(metric "obscura_system_pressure{level=\\"$1\\"}")" = 1 ]; }
             field() { status | grep -o "\\"$1\\":[^,}]*" | head -n 1; }
             frames() { metric obscura_recording_frames; }
@@ -59,9 +59,9 @@ extension VirtualBoardTests {
             wait_for 60 "critical" level critical
             echo "critical: $(field cameraFrameRate) $(field pressureReason) $(field rateStepsDown)"
             $o status --socket /tmp/svc/control.sock | grep -E '^(pressure|preview):' | sed 's/^/status-critical: /'
-            $o ctl --socket /tmp/svc/control.sock record stop > /dev/null
+            ask record stop > /dev/null
             wait_for 120 "the first recording to finish" said "recording finished"
-            $o ctl --socket /tmp/svc/control.sock record start > /dev/null
+            ask record start > /dev/null
             started() { status | grep -q '"state":"recording"'; }; wait_for 60 "the second recording" started
             echo "second: $(field bitRate)"
             more 10
@@ -71,7 +71,7 @@ extension VirtualBoardTests {
             echo "steps: $(status | grep -o '"pressureSteps":{[^}]*}')"
             $o status --socket /tmp/svc/control.sock | grep -E '^(pressure|preview):' | sed 's/^/status-nominal: /'
             more 10
-            $o ctl --socket /tmp/svc/control.sock record stop > /dev/null
+            ask record stop > /dev/null
             two() { [ "$(grep -c "recording finished" /tmp/svc/log)" -ge 2 ]; }; wait_for 120 "the second recording to finish" two
             kill -TERM $p; wait $p
             for f in $(ls /tmp/svc/rec/*.mp4); do
@@ -80,7 +80,7 @@ extension VirtualBoardTests {
                 ffmpeg -v error -i "$f" -map 0:s:0 -f srt - | sed -E 's/<[^>]*>//g; s/^/srt: /'
             done
             grep -E "system pressure|recording finished" /tmp/svc/log | sed 's/^/log: /'
-            """, timeout: 600)
+            """, timeout: 600, shell: "bash")
         let out = result.stdout
         let lines = out.split(separator: "\n").map(String.init)
         func value(_ prefix: String) -> String? { lines.first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) } }

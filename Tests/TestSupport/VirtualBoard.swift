@@ -40,14 +40,15 @@ public enum VirtualBoard {
 
     public static var isAvailable: Bool { unavailableReason == nil }
 
-    /// Runs `command` (through `sh -c`) in the package root on the board.
+    /// Runs `command` (through `sh -c`, or `shell`'s -c) in the package root
+    /// on the board.
     /// With OBSCURA_BOARD_LOGS set to a folder, each run's whole output is
     /// kept there too (a failed expectation's message may show only part).
     /// A wait in the command that gave up (`board/virtual/waiting.sh`) fails
     /// the test, naming what it waited for.
-    public static func run(_ command: String, timeout: Int = 240, options: [String] = [],
+    public static func run(_ command: String, timeout: Int = 240, options: [String] = [], shell: String = "sh",
                            sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessResult {
-        let result = try runProgram(runner, ["--timeout", String(timeout)] + options + ["--", "sh", "-c", command], cwd: packageRoot)
+        let result = try runProgram(runner, ["--timeout", String(timeout)] + options + ["--", shell, "-c", command], cwd: packageRoot)
         for line in result.stdout.split(separator: "\n") where line.hasPrefix("gave up after") || line.hasPrefix("timed out waiting for") {
             Issue.record("the board's wait \(line)", sourceLocation: sourceLocation)
         }

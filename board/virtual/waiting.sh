@@ -1,24 +1,54 @@
-# Waiting for an event on the board, from a test's script (sourced):
+# Waiting for an event on the board, from a test's script (sourced; sh or bash):
 #
 #   . board/virtual/waiting.sh
-#   wait_for SECONDS "what is awaited" COMMAND [ARGS...]
+#   wait_for SECONDS "what is awaited" COMMAND [ARGS...]   (whole seconds)
+#   pause SECONDS
 #
-# Runs COMMAND every 0.2 s until it succeeds or SECONDS have passed on the
-# board's monotonic clock (however long each try took). On giving up it says
-# what it waited for, on standard output ("gave up after N s waiting for …")
-# so the test's failure shows it, with the service's last journal lines
-# ("gave-up journal: …") when it runs under systemd, and returns 1.
+# wait_for runs COMMAND every 0.2 s until it succeeds or SECONDS have passed
+# on the board's monotonic clock (however long each try took). On giving up
+# it says what it waited for, on standard output ("gave up after N s waiting
+# for …") so the test's failure shows it, with the service's last journal
+# lines ("gave-up journal: …") when it runs under systemd, and returns 1.
+#
+# Under bash the wait itself starts no process: the clock is read from
+# /proc/uptime and the pause is a read that times out on a FIFO no one
+# writes (`pause`). On a slowed board each process started costs about a
+# second while the service records, so a wait's own processes made every
+# look seconds late. Under another sh (dash has no read -t) a pause is
+# sleep(1).
+
+# uptime_cs: the board's monotonic clock in hundredths of a second, in $REPLY.
+uptime_cs() {
+    read -r REPLY _ < /proc/uptime
+    REPLY=${REPLY%.*}${REPLY#*.}
+    while [ "${REPLY#0}" != "$REPLY" ] && [ ${#REPLY} -gt 1 ]; do REPLY=${REPLY#0}; done
+}
+
+# pause SECONDS: sleeps (fractions allowed).
+if [ -n "${BASH_VERSION:-}" ]; then
+    _pause_fd=
+    pause() {
+        if [ -z "$_pause_fd" ]; then
+            local fifo=/tmp/.pause.$$.$RANDOM
+            mkfifo "$fifo" && exec {_pause_fd}<>"$fifo" && rm -f "$fifo"
+        fi
+        read -r -t "$1" -u "$_pause_fd" _ || true
+    }
+else
+    pause() { sleep "$1"; }
+fi
+
 wait_for() {
-    local bound=$1 what=$2 start now
+    local bound=$1 what=$2 start
     shift 2
-    read -r start _ < /proc/uptime
+    uptime_cs; start=$REPLY
     while ! "$@"; do
-        read -r now _ < /proc/uptime
-        if awk -v a="$start" -v b="$now" -v s="$bound" 'BEGIN { exit !(b - a >= s) }'; then
+        uptime_cs
+        if [ $((REPLY - start)) -ge $((bound * 100)) ]; then
             echo "gave up after $bound s waiting for $what"
             journalctl -u obscura -n 40 --no-pager -o short-monotonic 2>/dev/null | sed 's/^/gave-up journal: /'
             return 1
         fi
-        sleep 0.2
+        pause 0.2
     done
 }
