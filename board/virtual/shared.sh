@@ -34,9 +34,30 @@ shared_stop() { # board folder
     rm -rf "$dir"
 }
 
-# Boots the shared board in the background and waits until it serves.
+# Boots the shared board in the background and waits until it serves; a
+# board that does not serve within $shared_boot_bound s is powered off and
+# booted afresh, once. (A boot takes about 20 s here, a minute or two on a
+# loaded machine; once in CI the guest's kernel stalled before init, with
+# soft lockups reported from 27 s on, and a waiting command would have
+# waited for the board's four-hour limit.)
+shared_boot_bound=${OBSCURA_BOARD_BOOT_BOUND:-300}
 shared_start() {
-    local run=$shared_dir/run group=""
+    local attempt rc
+    for attempt in 1 2; do
+        rc=0
+        shared_boot || rc=$?
+        [ $rc = 2 ] || return $rc
+        echo "run: the shared board did not serve within $shared_boot_bound s (boot $attempt of 2); last console lines:" >&2
+        { tail -n 20 "$shared_dir/run/console.log"; echo; } >&2 || true
+        shared_stop "$shared_dir"
+        mkdir -p "$shared_dir"
+    done
+    return 1
+}
+
+# shared_start's one boot: 0 serving, 1 qemu ended, 2 not serving in time.
+shared_boot() {
+    local run=$shared_dir/run group="" deadline=$((SECONDS + shared_boot_bound))
     mkdir -p "$run/spec" "$run/jobs"
     write_env "$run" 0
     echo "export OBSCURA_BOARD_SERVE=1" >> "$run/spec/env"
@@ -69,6 +90,7 @@ shared_start() {
             rm -rf "$shared_dir"
             return 1
         fi
+        [ $SECONDS -lt $deadline ] || return 2
         sleep 0.1
     done
 }
