@@ -91,8 +91,13 @@ import Testing
     @Test func theLoaderRefusesALibraryThatIsNoShimAndNamesAMissingOne() {
         var message = [CChar](repeating: 0, count: 512)
         #expect(oc_shim_open("libc.so.6", &message, message.count) == -ENOEXEC)
-        #expect(String(cString: message) == "dlsym(libc.so.6): no obscura_camera_shim entry: not an Obscura camera shim")
+        #expect(Self.text(message) == "dlsym(libc.so.6): no obscura_camera_shim entry: not an Obscura camera shim")
         #expect(oc_shim_open("/nonexistent/libobscura-camera.so.0.9", &message, message.count) == -ENOENT)
-        #expect(String(cString: message).hasPrefix("dlopen(/nonexistent/libobscura-camera.so.0.9): "))
+        #expect(Self.text(message).hasPrefix("dlopen(/nonexistent/libobscura-camera.so.0.9): "))
+    }
+
+    /// The loader's message: the bytes before its terminating NUL.
+    private static func text(_ message: [CChar]) -> String {
+        String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

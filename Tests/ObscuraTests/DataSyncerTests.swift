@@ -10,7 +10,7 @@ import ObscuraFiles
     /// was dropped, so a fragment could wait up to 1.5 s for the storage.
     @Test func everyRequestIsFollowedByASync() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("sync-\(getpid())-\(UInt32.random(in: 0 ... .max))").path
-        FileManager.default.createFile(atPath: path, contents: Data(count: 4096))
+        try #require(FileManager.default.createFile(atPath: path, contents: Data(count: 4096)))
         defer { unlink(path) }
         let syncer = try #require(DataSyncer(path: path))
         for i in 0..<1000 {
