@@ -28,6 +28,11 @@ import TestSupport
 ///   (the first fragment is sealed at once);
 /// - what was lost is at most one second and one chunk's duration before the
 ///   last frame count the recorder reported (its progress, every half second).
+///   A chunk's duration is the most frames 64 KiB of this file's own frames
+///   hold (`framesPerChunk`): the pattern's quiet stretches make frames of
+///   under a kilobyte, whose chunk lasts seconds. A kill that left too few
+///   frames to measure that by, and lost more than a second, is counted; most
+///   kills must be measured.
 @Suite(.serialized) struct EncryptedKillTests {
     let obscura = packageRoot + "/.build/debug/obscura"
     static let trials = ProcessInfo.processInfo.environment["OBSCURA_KILL_TRIALS"].flatMap { Int($0) }.map { max($0, 5) } ?? 50
@@ -47,6 +52,8 @@ import TestSupport
         var ageGivesOursFirst = false
         var ageGivesOurs = false
         var plainBytes = 0
+        /// The interrupted file's video packets' sizes, in order.
+        var packetSizes: [Int] = []
         /// The kill cut a write itself: the file ends inside a sealed chunk.
         var tornWrite = false
 
@@ -142,6 +149,7 @@ import TestSupport
         defer { for f in [plain, byAge] { try? FileManager.default.removeItem(atPath: f) } }
         guard let ours = FileManager.default.contents(atPath: plain), let theirs = FileManager.default.contents(atPath: byAge) else { return t }
         t.plainBytes = ours.count
+        t.packetSizes = Self.packetSizes(plain)
         t.ageGivesOursFirst = theirs.count >= ours.count && theirs.prefix(ours.count) == ours
         t.ageGivesOurs = theirs == ours
         let (frames, faults) = Self.decodeFaults(plain, container: container)
@@ -156,6 +164,35 @@ import TestSupport
             try? FileManager.default.removeItem(atPath: byAge + "." + container)
         }
         return t
+    }
+
+    /// The video packets' sizes in `file`, in order.
+    static func packetSizes(_ file: String) -> [Int] {
+        guard let r = try? runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=size",
+                                                  "-of", "csv=p=0", file]) else { return [] }
+        return r.stdout.split(separator: "\n").compactMap { Int($0.split(separator: ",").first ?? "") }
+    }
+
+    /// The most frames one age chunk (64 KiB) of a file's frames holds: the
+    /// longest run of consecutive frames whose sizes add up to 64 KiB, a run
+    /// of three frames or more that reaches the file's end counted at its
+    /// own mean size (the lost frames came next). The first frame is left out: its chunk is sealed
+    /// at once, filled. Nil without two frames after it.
+    static func framesPerChunk(_ sizes: [Int]) -> Double? {
+        let frames = Array(sizes.dropFirst())
+        guard frames.count >= 2 else { return nil }
+        var most = 0.0
+        for start in frames.indices {
+            var sum = 0, end = start
+            while end < frames.count, sum + frames[end] <= Age.chunkSize {
+                sum += frames[end]
+                end += 1
+            }
+            let reachesTheEnd = end == frames.count && end - start >= 3
+            let run = reachesTheEnd ? Double(Age.chunkSize) / (Double(sum) / Double(end - start)) : Double(end - start)
+            most = max(most, run)
+        }
+        return most
     }
 
     /// Faults where the frames of a file do not have the times the recorder
@@ -183,6 +220,16 @@ import TestSupport
         return []
     }
 
+    @Test func aChunksDurationIsMeasuredInTheFilesOwnFrames() {
+        // The first frame (sealed alone) is left out; 10 KiB frames: 6.4 to a chunk.
+        #expect(Self.framesPerChunk([60_000] + Array(repeating: 10_240, count: 20)) == 6.4)
+        // Quiet frames at the end: the chunk being filled when the kill came held their kind.
+        #expect(Self.framesPerChunk([60_000] + Array(repeating: 10_240, count: 20) + [1_024, 1_024, 1_024, 1_024]) == 64)
+        // Two quiet frames are too few to go by alone: with the one before them, at their mean.
+        #expect(Self.framesPerChunk([60_000] + Array(repeating: 10_240, count: 20) + [1_024, 1_024]) == 16)
+        #expect(Self.framesPerChunk([60_000, 10_240]) == nil)
+    }
+
     @Test(arguments: ["mp4", "mov", "mkv"])
     func anEncryptedRecordingKilledAtAnyInstantDecryptsToAFileThatPlaysClean(container: String) throws {
         let scratch = try scratchForBuiltObscura("obscura-kill-age-\(container)")
@@ -197,7 +244,7 @@ import TestSupport
             }
         }
         let all = results.withLock { $0 }
-        var played = [false: 0, true: 0], early = 0, cut = 0, torn = 0
+        var played = [false: 0, true: 0], early = 0, cut = 0, torn = 0, unmeasured = 0
         for n in 0..<Self.trials {
             let t = try #require(all[n])
             let what = "\(container) #\(n), \(t.what)"
@@ -221,15 +268,19 @@ import TestSupport
             guard t.frames > 0 else { early += 1; continue }
             played[t.aligned, default: 0] += 1
             if t.decrypt.contains("leaving out") { cut += 1 }
-            // One second and one chunk's duration (at the file's own rate of bytes per frame).
-            let bytesPerFrame = Double(t.plainBytes) / Double(max(t.frames, 1))
-            let allowed = t.fps * 1.0 + 65_536 / bytesPerFrame + 1
+            // One second and one chunk's duration, in this file's frames.
+            // (Too few frames to measure a chunk by: checked when a second is enough.)
+            let perChunk = Self.framesPerChunk(t.packetSizes)
+            if perChunk == nil, Double(t.frames) < Double(t.reported) - (t.fps + 1) { unmeasured += 1; continue }
+            let allowed = t.fps * 1.0 + (perChunk ?? 0) + 1
             #expect(Double(t.frames) >= Double(t.reported) - allowed,
-                    "\(what): \(t.frames) frames decrypted, \(t.reported) reported, \(String(format: "%.0f", allowed)) may be lost")
+                    "\(what): \(t.frames) frames decrypted, \(t.reported) reported, \(String(format: "%.0f", allowed)) may be lost (a chunk holds up to \(String(format: "%.1f", perChunk ?? 0)) of its frames: \(t.packetSizes))")
         }
         print("EncryptedKillTests \(container): \(played[false] ?? 0) played clean as usual (\(cut) cut back to a whole fragment), "
-              + "\(played[true] ?? 0) aligned (age -d's output clean too), \(early) killed before anything was decryptable, \(torn) killed inside a write")
+              + "\(played[true] ?? 0) aligned (age -d's output clean too), \(early) killed before anything was decryptable, \(torn) killed inside a write, "
+              + "\(unmeasured) with too few frames to measure a chunk's duration by")
         #expect((played[false] ?? 0) + (played[true] ?? 0) >= Self.trials * 3 / 4, "most kills come after the first fragment")
+        #expect(unmeasured <= Self.trials / 4, "most kills leave frames enough to measure what a chunk holds")
     }
 
     /// The bound for an early kill: killed as soon as its first frame is in
