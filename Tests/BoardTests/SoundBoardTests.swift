@@ -51,13 +51,17 @@ extension VirtualBoardTests {
             play() { $o beep --device hw:CARD=Loopback,DEV=0 --rate 16000 --every 0.25 --length 200 --count 2000 --lead 0 --level=$1 > /tmp/svc/beep 2>&1 & b=$!
                      heard() { grep -q "^beep 1 at" /tmp/svc/beep; }; wait_for 60 "the tone to play" heard; }
             quiet() { kill $b; wait $b 2>/dev/null; }
+            # When the tone stopped: now, or the end of the last burst the player
+            # dated (its onsets on CLOCK_MONOTONIC, ns), when a starved player
+            # had stalled before it was stopped.
+            stopped() { awk -v n="$(now)" '/^beep [0-9]+ at / { t = $4 } END { e = t / 1e9 + 0.2; print (t != "" && e < n) ? e : n }' /tmp/svc/beep; }
             since() { awk -v a="$1" -v b="$(now)" 'BEGIN { print b - a }'; }
             $o ctl --socket /tmp/svc/control.sock record start | sed 's/^/ctl: /'
             wait_for 120 "the recording's first frame" said "first frame taken"
             play -9
             wait_for 60 "the tone to be heard" lacks silent
             echo "led-fine=$(led)"
-            quiet; a=$(now)
+            quiet; a=$(stopped)
             wait_for 60 "silence to be declared" has silent; echo "declared-silent=$(since $a)"
             has silent; echo "poll-silent=$(since $a)"
             echo "led-silent=$(led)"
@@ -73,7 +77,7 @@ extension VirtualBoardTests {
             $o status --socket /tmp/svc/control.sock | grep '^sound:' | sed 's/^/status-clipping: /'
             wait_for 10 "the metrics to show clipping" shown clipping
             echo "metrics-clipping=$(grep -E '^obscura_sound_condition(_episodes_total)?\\{' /tmp/svc/obscura.prom | tr '\\n' ' ')"
-            quiet; a=$(now)
+            quiet; a=$(stopped)
             wait_for 60 "clipping to clear" lacks clipping; echo "cleared-clipping=$(since $a)"
             echo "state=$(status | grep -o '"state":"[a-z]*"')"
             ask record stop | sed 's/^/ctl: /'
