@@ -61,7 +61,7 @@ extension VirtualBoardTests {
             play -9
             wait_for 60 "the tone to be heard" lacks silent
             echo "led-fine=$(led)"
-            quiet; a=$(stopped)
+            quiet; a=$(stopped); echo "stopped-silent=$(since $a)"
             wait_for 60 "silence to be declared" has silent; echo "declared-silent=$(since $a)"
             has silent; echo "poll-silent=$(since $a)"
             echo "led-silent=$(led)"
@@ -77,7 +77,7 @@ extension VirtualBoardTests {
             $o status --socket /tmp/svc/control.sock | grep '^sound:' | sed 's/^/status-clipping: /'
             wait_for 10 "the metrics to show clipping" shown clipping
             echo "metrics-clipping=$(grep -E '^obscura_sound_condition(_episodes_total)?\\{' /tmp/svc/obscura.prom | tr '\\n' ' ')"
-            quiet; a=$(stopped)
+            quiet; a=$(stopped); echo "stopped-clipping=$(since $a)"
             wait_for 60 "clipping to clear" lacks clipping; echo "cleared-clipping=$(since $a)"
             echo "state=$(status | grep -o '"state":"[a-z]*"')"
             ask record stop | sed 's/^/ctl: /'
@@ -97,11 +97,11 @@ extension VirtualBoardTests {
             // A look at the log after the change was seen: the wait's own lag.
             let declared = try #require(value("declared-\(condition)=").flatMap(Double.init), "\(condition) never declared: \(out)")
             let poll = try #require(value("poll-\(condition)=").flatMap(Double.init)) - declared + 0.2
-            #expect(declared <= Self.hold + 2 + poll, "\(condition) declared after \(declared) s (hold \(Self.hold) s + 2 s + a look at the log \(poll) s)")
+            #expect(declared <= Self.hold + 2 + poll, "\(condition) declared after \(declared) s (hold \(Self.hold) s + 2 s + a look at the log \(poll) s): \(out)")
             #expect(value("listed-\(condition)=") == "yes", "the status does not list \(condition): \(out)")
-            #expect(declared >= Self.hold, "\(condition) declared after \(declared) s, before its \(Self.hold) s hold")
+            #expect(declared >= Self.hold, "\(condition) declared after \(declared) s, before its \(Self.hold) s hold: \(out)")
             let cleared = try #require(value("cleared-\(condition)=").flatMap(Double.init), "\(condition) never cleared: \(out)")
-            #expect(cleared <= Self.clear + 2 + poll, "\(condition) cleared after \(cleared) s")
+            #expect(cleared <= Self.clear + 2 + poll, "\(condition) cleared after \(cleared) s: \(out)")
             #expect(value("metrics-\(condition)=")?.contains("obscura_sound_condition{condition=\"\(condition)\"} 1") == true, "\(out)")
             #expect(value("status-\(condition): ")?.hasPrefix("sound: \(condition) (listened for clipping, silent") == true, "\(out)")
         }
