@@ -51,15 +51,21 @@ import TestSupport
         return (r.stdout.components(separatedBy: "last-message = chain").count - 1, r.status)
     }
 
-    /// Seconds from starting `program ARGUMENTS` (a recording) to its saying
-    /// its file opened, on this machine as it is now; 0 when it never says so.
-    static func startup(_ program: String, _ arguments: [String]) -> Double {
+    /// `program ARGUMENTS`, not yet started, its standard error to the pipe.
+    static func withStandardError(_ program: String, _ arguments: [String]) -> (Process, Pipe) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: program)
         process.arguments = arguments
         let err = Pipe()
         process.standardError = err
         process.standardOutput = FileHandle.nullDevice
+        return (process, err)
+    }
+
+    /// Seconds from starting `program ARGUMENTS` (a recording) to its saying
+    /// its file opened, on this machine as it is now; 0 when it never says so.
+    static func startup(_ program: String, _ arguments: [String]) -> Double {
+        let (process, err) = withStandardError(program, arguments)
         let clock = ContinuousClock(), start = clock.now
         guard (try? process.run()) != nil else { return 0 }
         var said = ""
@@ -79,12 +85,7 @@ import TestSupport
     /// `program ARGUMENTS` started and killed with SIGKILL after `delay`
     /// seconds: what it wrote to standard error, or why it did not start.
     static func killed(_ program: String, _ arguments: [String], after delay: Double) -> Result<String, any Error> {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = arguments
-        let err = Pipe()
-        process.standardError = err
-        process.standardOutput = FileHandle.nullDevice
+        let (process, err) = withStandardError(program, arguments)
         do { try process.run() } catch { return .failure(error) }
         usleep(useconds_t(delay * 1e6))
         kill(process.processIdentifier, SIGKILL)
