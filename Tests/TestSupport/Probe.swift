@@ -9,11 +9,13 @@ public struct ProcessResult: Sendable {
     public var signal: Int32? = nil
 }
 
-public func runProgram(_ executable: String, _ arguments: [String], cwd: String? = nil) throws -> ProcessResult {
+public func runProgram(_ executable: String, _ arguments: [String], cwd: String? = nil,
+                       environment extra: [String: String] = [:]) throws -> ProcessResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable.hasPrefix("/") ? executable : "/usr/bin/env")
     process.arguments = executable.hasPrefix("/") ? arguments : [executable] + arguments
     if let cwd { process.currentDirectoryURL = URL(fileURLWithPath: cwd) }
+    if !extra.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(extra) { $1 } }
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
     process.standardError = err

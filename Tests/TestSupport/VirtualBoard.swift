@@ -48,7 +48,10 @@ public enum VirtualBoard {
     /// the test, naming what it waited for.
     public static func run(_ command: String, timeout: Int = 240, options: [String] = [], shell: String = "sh",
                            sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessResult {
-        let result = try runProgram(runner, ["--timeout", String(timeout)] + options + ["--", shell, "-c", command], cwd: packageRoot)
+        // (The test that asks, for the bench's ledger: board/virtual/run.)
+        let asking = Test.current.map { "\($0.id)" } ?? "(none)"
+        let result = try runProgram(runner, ["--timeout", String(timeout)] + options + ["--", shell, "-c", command], cwd: packageRoot,
+                                    environment: ["OBSCURA_BOARD_TEST": asking])
         for line in result.stdout.split(separator: "\n") where line.hasPrefix("gave up after") || line.hasPrefix("timed out waiting for") {
             Issue.record("the board's wait \(line)", sourceLocation: sourceLocation)
         }

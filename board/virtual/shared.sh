@@ -96,7 +96,9 @@ shared_boot() {
 }
 
 # Hands "$@" to the shared board: prints its output, returns its exit code
-# (200: the board went down before it started the command).
+# (200: the board went down before it started the command). shared_booted
+# says whether it booted the board for it.
+shared_booted=0
 shared_submit() {
     mkdir -p "$shared_dir"
     exec 9> "$shared_root/lock.$board_suite-$board_arch"
@@ -104,6 +106,7 @@ shared_submit() {
     if ! shared_alive; then
         shared_stop "$shared_dir"
         mkdir -p "$shared_dir"
+        shared_booted=1
         shared_start || return 125
     fi
     local run=$shared_dir/run pid n job
