@@ -40,7 +40,7 @@ shared_stop() { # board folder
 # loaded machine; once in CI the guest's kernel stalled before init, with
 # soft lockups reported from 27 s on, and a waiting command would have
 # waited for the board's four-hour limit.)
-shared_boot_bound=${OBSCURA_BOARD_BOOT_BOUND:-300}
+shared_boot_bound=300
 shared_start() {
     local attempt rc
     for attempt in 1 2; do
