@@ -171,13 +171,16 @@ extension VirtualBoardTests {
             # (VIDIOC_S_CTRL on its subdevice, as v4l2-ctl sets it, from one
             # process: a v4l2-ctl per change comes a second or more apart on
             # the slowed board, and looks that far apart see the same picture).
-            live() { rm -f /tmp/svc/still; perl -e '
+            # (It says when it made its first change: /tmp/svc/changing.)
+            live() { rm -f /tmp/svc/still /tmp/svc/changing; perl -e '
                 open(my $f, "+<", $ARGV[0]) or die "open $ARGV[0]: $!";
                 for (my $i = 0; ! -e "/tmp/svc/still"; $i++) {
                     my $control = pack("LL", 0x00980900, 64 + $i % 128);   # V4L2_CID_BRIGHTNESS, a value
                     ioctl($f, 0xc008561c, $control) or die "VIDIOC_S_CTRL brightness: $!";
+                    if ($i == 0) { open(my $t, ">", "/tmp/svc/changing") or die "changing: $!"; close($t); }
                     select(undef, undef, undef, 0.05);
                 }' "$sub" & lp=$!; }
+            changing() { [ -e /tmp/svc/changing ]; }
             still() { touch /tmp/svc/still; wait $lp; }
             $o ctl --socket /tmp/svc/control.sock record start | sed 's/^/ctl: /'
             wait_for 120 "the recording's first frame" said "first frame taken"
@@ -193,7 +196,8 @@ extension VirtualBoardTests {
             shown() { [ "$(metric 'obscura_picture_condition{condition="frozen"}')" = 1 ]; }
             wait_for 10 "the metrics to show frozen" shown
             echo "metrics-frozen=$(grep -E '^obscura_picture_condition\\{' /tmp/svc/obscura.prom | tr '\\n' ' ')"
-            live; a=$(now)
+            # (The upper bound read from after the scene's first change.)
+            live; wait_for 60 "the scene to change" changing; a=$(now)
             wait_for 60 "frozen to clear" lacks frozen; echo "cleared-frozen=$(since $a)"
             # Live until the recording has ended (a slowed board takes longer
             # than the hold to stop it).
