@@ -98,7 +98,8 @@ extension VirtualBoardTests {
     }
 
     @Test func aHungGuestIsReportedWithWhatItWaitsOn() throws {
-        let result = try runProgram(VirtualBoard.runner, ["--timeout", "5", "--", "sleep", "600"], cwd: packageRoot)
+        let result = try runProgram(VirtualBoard.runner, ["--timeout", "5", "--", "sleep", "600"], cwd: packageRoot,
+                                    environment: VirtualBoard.ledgerEnvironment)
         #expect(result.status == 124)
         // 5 s, or more on a board slowed on purpose (the bound grows with it).
         let said = result.stderr.components(separatedBy: "the command timed out after ").dropFirst().first?.split(separator: " ").first

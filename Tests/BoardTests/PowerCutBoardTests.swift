@@ -13,7 +13,8 @@ extension VirtualBoardTests {
 @Suite struct PowerCutBoardTests {
     @Test func aPowerCutLosesAtMostOneSecondAndLeavesACleanFilesystem() throws {
         // The build the board tests run (the benchmark's own default is the release build).
-        let result = try runProgram(packageRoot + "/bench/power-cut", ["--cuts", "6", "--binary", ".build/debug/obscura"], cwd: packageRoot)
+        let result = try runProgram(packageRoot + "/bench/power-cut", ["--cuts", "6", "--binary", ".build/debug/obscura"], cwd: packageRoot,
+                                    environment: VirtualBoard.ledgerEnvironment)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         let cuts = lines.filter { $0.hasPrefix("cut ") && $0.contains(": ") }
         #expect(cuts.count == 6, "\(result.stdout)\(result.stderr)")

@@ -40,6 +40,13 @@ public enum VirtualBoard {
 
     public static var isAvailable: Bool { unavailableReason == nil }
 
+    /// The test that asks for a board command, for the bench's ledger
+    /// (board/virtual/run): what a program that runs the board on a test's
+    /// behalf is given.
+    public static var ledgerEnvironment: [String: String] {
+        ["OBSCURA_BOARD_TEST": Test.current.map { "\($0.id)" } ?? "(none)"]
+    }
+
     /// Runs `command` (through `sh -c`, or `shell`'s -c) in the package root
     /// on the board.
     /// With OBSCURA_BOARD_LOGS set to a folder, each run's whole output is
@@ -48,10 +55,8 @@ public enum VirtualBoard {
     /// the test, naming what it waited for.
     public static func run(_ command: String, timeout: Int = 240, options: [String] = [], shell: String = "sh",
                            sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessResult {
-        // (The test that asks, for the bench's ledger: board/virtual/run.)
-        let asking = Test.current.map { "\($0.id)" } ?? "(none)"
         let result = try runProgram(runner, ["--timeout", String(timeout)] + options + ["--", shell, "-c", command], cwd: packageRoot,
-                                    environment: ["OBSCURA_BOARD_TEST": asking])
+                                    environment: ledgerEnvironment)
         for line in result.stdout.split(separator: "\n") where line.hasPrefix("gave up after") || line.hasPrefix("timed out waiting for") {
             Issue.record("the board's wait \(line)", sourceLocation: sourceLocation)
         }
