@@ -25,6 +25,9 @@ extension VirtualBoardTests {
             frames() { ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$1" 2>/dev/null; }
             sed -i 's/^recipients = \[\]/recipients = ["\#(recipient)"]/' /etc/obscura/obscura.toml
             sed -i 's/^#* *segment_seconds = .*/segment_seconds = 2/' /etc/obscura/obscura.toml
+            # (640x480, not the board's 320x240: the caption is read back
+            # glyph by glyph, a 24th of the frame's height.)
+            sed -i '/^\[recording\]/,/^\[/ { s/^#* *size = .*/size = "640x480"/ }' /etc/obscura/obscura.toml
             sed -i '/^\[overlay\]/,/^\[/ { s/^enabled = .*/enabled = true/; s/^text = .*/text = "Evidence"/ }' /etc/obscura/obscura.toml
             sed -n '/^\[encryption\]/,$ p' /etc/obscura/obscura.toml | grep -v '^#' | sed 's/^/config: /'
             systemctl restart obscura
