@@ -94,7 +94,7 @@ extension VirtualBoardTests {
         }
         #expect(frames >= 2 && said == frames, "the button's recording plays \(frames) frames: \(finished ?? "no finish line")")
         let photos = lines.filter { $0.hasPrefix("photo=") }
-        let size = VirtualBoard.vimcSize(640, 480)
+        let size = VirtualBoard.vimcSize(320, 240)  // the board profile's size
         #expect(photos.count == 1 && photos.first?.contains("Obscura \(size.width)x\(size.height)") == true, "\(photos)")
         #expect(out.contains("journal: obscura: photo /var/lib/obscura/photos/"))
         // The configured microphone (the loopback) under the service's sandbox: a second track.
