@@ -74,7 +74,7 @@ public struct PullOptions: Sendable {
     /// Folders on the device; the retrieval account's chroot shows these two.
     /// The device's folders as the retrieval account sees them: the SD
     /// card's recordings and photos, and the USB drive's recordings where
-    /// the README mounts it (absent: skipped).
+    /// docs/storage.md mounts it (absent: skipped).
     public var remoteFolders = ["/recordings", "/photos", "/media/obscura/obscura/recordings"]
     /// Age identities: each encrypted file (`.age`) is decrypted here once
     /// it is verified (`x.mp4.age` → `x.mp4`, the encrypted copy kept);

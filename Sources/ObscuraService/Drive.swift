@@ -5,7 +5,7 @@ import Foundation
 /// (`recording.folder`) takes over whenever it is absent or goes away.
 ///
 /// The service does not mount it (it has no right to): the system does
-/// (an fstab line, README), and the service looks for the mount.
+/// (an fstab line, docs/storage.md), and the service looks for the mount.
 public struct DriveConfiguration: Sendable, Equatable {
     public enum Identity: Sendable, Equatable, CustomStringConvertible {
         case label(String)

@@ -150,7 +150,7 @@ public struct ServiceConfiguration: Sendable, Equatable {
 
     /// Reads the settings from `reader` (which then knows every key read).
     /// (longer than 80 lines: one statement per key, in the order of the
-    /// README's table, so that a key and its check are found together.)
+    /// sample configuration, so that a key and its check are found together.)
     init(reading reader: TOMLReader, file path: String) throws(ConfigurationError) {
         file = path
         board = try reader.string("board") ?? board

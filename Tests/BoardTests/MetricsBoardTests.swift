@@ -7,14 +7,14 @@ extension VirtualBoardTests {
 /// prometheus-node-exporter serves the file the service writes, Debian's
 /// prometheus scrapes it, and PromQL through its HTTP API reads them back.
 @Suite struct MetricsBoardTests {
-    /// The README's alert rules, as an owner would load them into Prometheus,
+    /// The alert rules in docs/metrics.md, as an owner would load them into Prometheus,
     /// checked by Debian's promtool on the board: they load, and the stale
     /// rule fires for a kiosk whose metrics file stopped changing a minute
     /// in (killed: node_exporter still serves its last file) and not for one
     /// whose file is rewritten all along; the picture rule fires for a lens
     /// covered ten minutes and not for one covered two.
-    @Test func theREADMEsAlertRulesFireWhenTheMetricsFileGoesStale() throws {
-        let readme = try String(contentsOfFile: packageRoot + "/README.md", encoding: .utf8)
+    @Test func theDocumentedAlertRulesFireWhenTheMetricsFileGoesStale() throws {
+        let readme = try String(contentsOfFile: packageRoot + "/docs/metrics.md", encoding: .utf8)
         let after = try #require(readme.range(of: "A sample alert rule"))
         let rest = readme[after.upperBound...]
         let start = try #require(rest.range(of: "```yaml\n"))

@@ -3,14 +3,17 @@ import Testing
 import TestSupport
 
 extension VirtualBoardTests {
-/// Every `obscura` command the README shows, run on the board as written,
+/// Every `obscura` command the README and the owner's pages in docs/ show,
+/// run on the board as written,
 /// with only these changes: durations above 2 s become 2 s (`--seconds` 1),
 /// the Raspberry Pi's GPIO chip and line become the board's gpio-sim chip and
 /// its record button (pressed twice meanwhile), and a trailing `...` becomes
 /// `--duration 1 --output auto.mp4`; the `media-ctl` line the README gives
 /// for a raw node runs on vimc's media device; the working folder holds the
 /// age identity `key.txt` and its `recipients.txt` the README's encryption
-/// examples name (made with age-keygen here). Each must succeed, except the
+/// examples name (made with age-keygen here); those that ask the service
+/// (`obscura status`, `obscura ctl`) run last, with `obscura run` up on the
+/// board's profile. Each must succeed, except the
 /// few that need what the board has not (a host on the network, an H.264
 /// hardware encoder, a raw stream through libcamera, exposure controls),
 /// which must fail with their own clear message, not a usage error. An
@@ -25,11 +28,18 @@ extension VirtualBoardTests {
         ("--bracket-manual", "lacks"),
     ]
 
+    /// The owner's pages: README.md and docs/*.md (not docs/testing).
+    static func pages() throws -> [String] {
+        let docs = packageRoot + "/docs"
+        let names = try FileManager.default.contentsOfDirectory(atPath: docs).filter { $0.hasSuffix(".md") }.sorted()
+        return [packageRoot + "/README.md"] + names.map { docs + "/" + $0 }
+    }
+
     static func examples() throws -> [String] {
-        let readme = try String(contentsOfFile: packageRoot + "/README.md", encoding: .utf8)
+        let text = try pages().map { try String(contentsOfFile: $0, encoding: .utf8) }.joined(separator: "\n")
         var inBlock = false
         var found: [String] = []
-        for line in readme.split(separator: "\n", omittingEmptySubsequences: false) {
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
             if line.hasPrefix("```") { inBlock.toggle(); continue }
             guard inBlock else { continue }
             let text = line.trimmingCharacters(in: .whitespaces)
@@ -39,6 +49,34 @@ extension VirtualBoardTests {
         }
         return found
     }
+
+    /// Whether the example asks the running service (its control socket).
+    static func asksTheService(_ example: String) -> Bool {
+        example.hasPrefix("obscura status") || example.hasPrefix("obscura ctl ")
+    }
+
+    /// `obscura run` on the board's profile, in the background ($svc), its
+    /// control socket at the default path, once it says it is ready.
+    static let serviceStarted = """
+        mkdir -p /run/obscura /tmp/svc/rec /tmp/svc/incoming /tmp/svc/photos
+        cat > /tmp/svc/obscura.toml <<'T'
+        board = "\(packageRoot)/board/profiles/virtual.toml"
+        [recording]
+        folder = "/tmp/svc/rec"
+        partial_folder = "/tmp/svc/incoming"
+        min_free_space_mb = 16
+        [photo]
+        folder = "/tmp/svc/photos"
+        [metrics]
+        file = ""
+        T
+        $o run --config /tmp/svc/obscura.toml > /tmp/svc/log 2>&1 &
+        svc=$!
+        . \(packageRoot)/board/virtual/waiting.sh
+        said() { grep -q "$1" /tmp/svc/log; }
+        wait_for 120 "the service to be ready" said ready || sed 's/^/service: /' /tmp/svc/log
+
+        """
 
     /// The example as run on the board (see the suite's comment).
     static func adapted(_ example: String) -> String {
@@ -60,7 +98,7 @@ extension VirtualBoardTests {
 
     @Test func everyExampleInTheReadmeRuns() throws {
         let examples = try Self.examples()
-        #expect(examples.count >= 25, "the README's examples were not found: \(examples)")
+        #expect(examples.count >= 25, "the examples in README.md and docs/ were not found: \(examples)")
         let keys = packageRoot + "/.build/readme-keys-\(getpid())"
         try FileManager.default.createDirectory(atPath: keys, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: keys) }
@@ -76,11 +114,22 @@ extension VirtualBoardTests {
             press() { sleep 3; for i in 1 2; do gpio-sim press $1; sleep 0.3; gpio-sim release $1; sleep 0.3; done; }
 
             """
-        for (n, example) in examples.enumerated() {
+        // The examples that ask the service, last, with `obscura run` up on
+        // the board's profile (its control socket where they look for it);
+        // the others before, with the camera free.
+        let ordered = examples.enumerated().filter { !Self.asksTheService($0.element) }
+            + examples.enumerated().filter { Self.asksTheService($0.element) }
+        var serviceUp = false
+        for (n, example) in ordered {
             let command = Self.adapted(example)
+            if Self.asksTheService(example) && !serviceUp {
+                script += Self.serviceStarted
+                serviceUp = true
+            }
             if command.contains("gpio watch") { script += "press record-button &\n" }
             script += "\(command) > out.\(n) 2>&1; echo \"example \(n) rc=$?\"; tail -n 3 out.\(n) | sed 's/^/example \(n): /'\n"
         }
+        if serviceUp { script += "kill $svc; wait $svc\n" }
         let result = try VirtualBoard.run(script, timeout: 600)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         for (n, example) in examples.enumerated() {
@@ -88,7 +137,7 @@ extension VirtualBoardTests {
             let said = lines.filter { $0.hasPrefix("example \(n): ") }.map { String($0.dropFirst("example \(n): ".count)) }.joined(separator: "\n")
             #expect(rc != nil, "not run: \(example)\n\(result.stderr)")
             #expect(!said.contains("Usage:") && !said.contains("Error: Unknown option") && !said.contains("Missing value"),
-                    "the README's example is not what the program takes: \(example)\n\(said)")
+                    "the example is not what the program takes: \(example)\n\(said)")
             if let allowed = Self.needsMore.first(where: { example.contains($0.example) }) {
                 #expect(rc != "0" && said.contains(allowed.says), "\(example) needs what the board lacks: it must say so\n\(said)")
             } else {

@@ -78,7 +78,7 @@ import TestSupport
             """)
     }
 
-    @Test func theStatusBecomesMetricsNamedInTheREADME() throws {
+    @Test func theStatusBecomesMetricsNamedInTheDocs() throws {
         var s = ServiceStatus()
         s.state = "recording"
         s.frames = 90
@@ -129,8 +129,8 @@ import TestSupport
                      "obscura_system_pressure_steps_total{direction=\"up\"} 2", "obscura_system_pressure_steps_total{direction=\"down\"} 1"] {
             #expect(text.split(separator: "\n").contains(Substring(line)), "\(line) not in:\n\(text)")
         }
-        // Every metric the README lists is one the service or the fleet's collector writes, and the other way round.
-        let readme = try String(contentsOfFile: packageRoot + "/README.md", encoding: .utf8)
+        // Every metric docs/metrics.md lists is one the service or the fleet's collector writes, and the other way round.
+        let readme = try String(contentsOfFile: packageRoot + "/docs/metrics.md", encoding: .utf8)
         var totals = KioskTotals()
         totals.lastAttempt = 1
         totals.lastSuccess = 1
@@ -138,8 +138,8 @@ import TestSupport
         let fleet = FleetMetrics.text([("k", totals)], running: false)
         let written = Set((text + fleet).split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map { String($0.split(separator: " ")[2]) })
         let documented = Set(readme.split(separator: "`").filter { $0.hasPrefix("obscura_") && !$0.contains(" ") && !$0.contains("{") }.map(String.init))
-        #expect(written.subtracting(documented).isEmpty, "written, not in the README: \(written.subtracting(documented))")
-        #expect(documented.subtracting(written).isEmpty, "in the README, not written: \(documented.subtracting(written))")
+        #expect(written.subtracting(documented).isEmpty, "written, not in docs/metrics.md: \(written.subtracting(documented))")
+        #expect(documented.subtracting(written).isEmpty, "in docs/metrics.md, not written: \(documented.subtracting(written))")
     }
 
     @Test func theBoardsHealthIsReadFromSysfsAndTheClockFromTimesyncd() throws {

@@ -375,7 +375,7 @@ private func write(_ text: String, _ name: String) -> String {
                      "./usr/share/obscura/profiles/pi4b.toml", "./usr/share/obscura/profiles/virtual.toml",
                      "./etc/ssh/sshd_config.d/obscura-fetch.conf", "./lib/systemd/system/srv-obscura-recordings.mount",
                      "./srv/obscura/photos/", "./lib/systemd/system/obscura-collect.service", "./lib/systemd/system/obscura-collect.timer",
-                     "./usr/share/doc/obscura/examples/fleet.toml"] {
+                     "./usr/share/doc/obscura/examples/fleet.toml", "./usr/share/doc/obscura/docs/service.md"] {
             #expect(contents.contains(path), "\(path) missing")
         }
         let control = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-deb-control-\(getpid())").path
