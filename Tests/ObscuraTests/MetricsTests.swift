@@ -129,8 +129,10 @@ import TestSupport
                      "obscura_system_pressure_steps_total{direction=\"up\"} 2", "obscura_system_pressure_steps_total{direction=\"down\"} 1"] {
             #expect(text.split(separator: "\n").contains(Substring(line)), "\(line) not in:\n\(text)")
         }
-        // Every metric docs/metrics.md lists is one the service or the fleet's collector writes, and the other way round.
-        let readme = try String(contentsOfFile: packageRoot + "/docs/metrics.md", encoding: .utf8)
+        // Every metric docs/metrics.md (the service's) and docs/fleet.md (the collector's) list is one the
+        // service or the fleet's collector writes, and the other way round.
+        let readme = try ["metrics.md", "fleet.md"].map { try String(contentsOfFile: packageRoot + "/docs/" + $0, encoding: .utf8) }
+            .joined(separator: "\n")
         var totals = KioskTotals()
         totals.lastAttempt = 1
         totals.lastSuccess = 1
@@ -138,8 +140,8 @@ import TestSupport
         let fleet = FleetMetrics.text([("k", totals)], running: false)
         let written = Set((text + fleet).split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map { String($0.split(separator: " ")[2]) })
         let documented = Set(readme.split(separator: "`").filter { $0.hasPrefix("obscura_") && !$0.contains(" ") && !$0.contains("{") }.map(String.init))
-        #expect(written.subtracting(documented).isEmpty, "written, not in docs/metrics.md: \(written.subtracting(documented))")
-        #expect(documented.subtracting(written).isEmpty, "in docs/metrics.md, not written: \(documented.subtracting(written))")
+        #expect(written.subtracting(documented).isEmpty, "written, in neither docs/metrics.md nor docs/fleet.md: \(written.subtracting(documented))")
+        #expect(documented.subtracting(written).isEmpty, "in docs/metrics.md or docs/fleet.md, not written: \(documented.subtracting(written))")
     }
 
     @Test func theBoardsHealthIsReadFromSysfsAndTheClockFromTimesyncd() throws {
