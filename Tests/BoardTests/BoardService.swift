@@ -1,7 +1,9 @@
+import TestSupport
+
 /// `obscura run` on the board as a board test starts it: its configuration
 /// in /tmp/svc/obscura.toml (on `board`, with `recording`'s lines in its
-/// [recording] table; photos, control socket and metrics every second in
-/// /tmp/svc), its log in /tmp/svc/log. `$o` is obscura, `$p` the service,
+/// [recording] table; photos, control socket (or `socket`) and metrics every
+/// second in /tmp/svc), its log in /tmp/svc/log. `$o` is obscura, `$p` the service,
 /// `said PATTERN` whether its log has it. Ready when the script goes on.
 /// `tables`: more of the configuration (e.g. a [health] table).
 ///
@@ -22,7 +24,8 @@
 /// per read costs a second when slowed: the tests that time a watch run
 /// their script with `shell: "bash"`). Needs board/virtual/waiting.sh sourced.
 enum BoardService {
-    static func started(board: String, recording: String, tables: String = "") -> String {
+    static func started(board: String, recording: String, tables: String = "",
+                        socket: String = "/tmp/svc/control.sock") -> String {
         """
         cat > /tmp/svc/obscura.toml <<'T'
         board = "\(board)"
@@ -31,18 +34,18 @@ enum BoardService {
         [photo]
         folder = "/tmp/svc/photos"
         [control]
-        socket = "/tmp/svc/control.sock"
+        socket = "\(socket)"
         [metrics]
         file = "/tmp/svc/obscura.prom"
         interval_seconds = 1
         \(tables)
         T
-        o=.build/debug/obscura
+        o=\(packageRoot)/.build/debug/obscura
         $o run --config /tmp/svc/obscura.toml > /tmp/svc/log 2>&1 &
         p=$!
         said() { grep -q "$1" /tmp/svc/log; }
         metric() { v=$(awk -v n="$1" '$1 == n { print $2; exit }' /tmp/svc/obscura.prom 2>/dev/null); echo "${v:-0}"; }
-        ask() { board/virtual/ask /tmp/svc/control.sock "$@"; }
+        ask() { \(packageRoot)/board/virtual/ask "\(socket)" "$@"; }
         led() { f=$(gpio-sim value-file status-led); i=0; while [ $i -lt 20 ]; do read -r v < "$f"; echo "$v"; pause 0.1; i=$((i + 1)); done | sort -u | tr '\\n' ' '; }
         holds() { awk -v d="$1: $2 (" -v c="$1: $2 cleared" 'index($0, d) { n++ } index($0, c) { m++ } END { exit !(n > m) }' /tmp/svc/log; }
         wait_for 120 "the service to be ready" said ready
