@@ -6,6 +6,12 @@
 /// the system has to interrupt the session. Timestamps stay the sensor's: a
 /// step changes how many frames come, not when they are said to come.
 ///
+/// A recording's first windows are its start-up (the encoder's first frames,
+/// the file's creation), not the board's pace: they are not judged. A step
+/// down goes to what was kept up with, but never below half the rate in one
+/// step: one bad window cannot take a recording from 30 to 5 fps, to creep
+/// back a step every fifteen windows. (A 5 s demo once recorded 5 frames so.)
+///
 /// Pure logic, fed one window at a time (the service's housekeeping round)
 /// with what the recording did in it; no clock of its own.
 struct PaceGovernor: Sendable, Equatable {
@@ -17,6 +23,8 @@ struct PaceGovernor: Sendable, Equatable {
     /// Consecutive windows behind (dropping) and steady (no drop).
     private(set) var behindWindows = 0
     private(set) var steadyWindows = 0
+    /// Windows of the recording's start still to pass unjudged.
+    private(set) var warmUpLeft = Self.warmUpWindows
 
     /// More than this share of a window's frames dropped is "behind".
     static let behindShare = 0.1
@@ -26,6 +34,10 @@ struct PaceGovernor: Sendable, Equatable {
     /// A step down goes at least this far (and to what was kept up with);
     /// a step up goes back by the same factor.
     static let stepFactor = 0.75
+    /// The deepest one step goes: to this share of the rate.
+    static let deepestStep = 0.5
+    /// A recording's first windows, not judged (its start-up).
+    static let warmUpWindows = 2
 
     enum Step: Sendable, Equatable {
         case down(from: Double, to: Double, dropped: Int, of: Int)
@@ -50,14 +62,18 @@ struct PaceGovernor: Sendable, Equatable {
     mutating func window(recorded: Int, dropped: Int) -> Step? {
         let offered = recorded + dropped
         guard offered > 0 else { return nil }
+        if warmUpLeft > 0 {
+            warmUpLeft -= 1
+            return nil
+        }
         if Double(dropped) > Self.behindShare * Double(offered) {
             steadyWindows = 0
             behindWindows += 1
             guard behindWindows >= Self.windowsToStepDown, rate > lowest else { return nil }
             behindWindows = 0
-            // What the recorder kept up with, and at least one step down.
+            // What the recorder kept up with: at least one step down, at most to half.
             let keptUp = rate * Double(recorded) / Double(offered)
-            let next = max(lowest, min(rate * Self.stepFactor, keptUp).rounded(.down))
+            let next = max(lowest, max(rate * Self.deepestStep, min(rate * Self.stepFactor, keptUp)).rounded(.down))
             guard next < rate else { return nil }
             defer { rate = next }
             return .down(from: rate, to: next, dropped: dropped, of: offered)
@@ -72,11 +88,17 @@ struct PaceGovernor: Sendable, Equatable {
         return .up(from: rate, to: next)
     }
 
-    /// A new recording starts from where the last one left the rate; a
-    /// reopened camera from the configured rate.
-    mutating func reset() {
-        rate = nominal
+    /// A new file starts with its start-up unjudged, from the rate the
+    /// last one left.
+    mutating func startWarmUp() {
+        warmUpLeft = Self.warmUpWindows
         behindWindows = 0
         steadyWindows = 0
+    }
+
+    /// A reopened camera starts from the configured rate.
+    mutating func reset() {
+        rate = nominal
+        startWarmUp()
     }
 }

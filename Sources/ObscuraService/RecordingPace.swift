@@ -34,8 +34,12 @@ public struct RecordingPace: Sendable {
         case up(String)
     }
 
-    /// Forgets the last window (a new file, or no recording).
-    public mutating func restartWindow() { seen = nil }
+    /// Forgets the last window (a new file, or no recording); the next
+    /// windows are the new file's start-up, unjudged.
+    public mutating func restartWindow() {
+        seen = nil
+        governor.startWarmUp()
+    }
 
     /// One window: the recording's totals so far. A step is applied to the
     /// camera or the movie output before it is returned; a camera that
