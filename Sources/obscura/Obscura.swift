@@ -7,8 +7,19 @@ struct Obscura: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "obscura",
         abstract: "A camera recorder for single-board Linux computers.",
+        discussion: """
+        On a kiosk, `obscura run` is the recorder service (obscura.service, started at boot): \
+        the record, photo and flash buttons, the LEDs, loop recording to the card or a USB drive, \
+        the health of the picture and the microphone, and a control socket. `obscura status` \
+        shows what it is doing and `obscura ctl` tells it what to do. Its configuration is \
+        /etc/obscura/obscura.toml (every key: `obscura config`, or obscura.toml(5)). \
+        Recordings are fetched over SSH by the obscura-fetch account (`obscura keys`, `obscura pull`, \
+        `obscura collect`). The other subcommands work on their own: record a clip, take a photo, \
+        list the cameras, preview, watch the GPIO lines. The documents in /usr/share/doc/obscura \
+        say more.
+        """,
         subcommands: [DevicesCommand.self, RecordCommand.self, StreamCommand.self, GPIOCommand.self,
-                      RunCommand.self, StatusCommand.self, ControlCommand.self, PhotoCommand.self, DNGCommand.self, PreviewCommand.self, DecodeCommand.self,
+                      RunCommand.self, StatusCommand.self, ControlCommand.self, ConfigCommand.self, PhotoCommand.self, DNGCommand.self, PreviewCommand.self, DecodeCommand.self,
                       KeysCommand.self, PullCommand.self, CollectCommand.self, EncryptCommand.self, DecryptCommand.self, BeepCommand.self, ListenCommand.self, WatchCommand.self])
 }
 
