@@ -360,7 +360,8 @@ private func write(_ text: String, _ name: String) -> String {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-deb-\(getpid())").path
         defer { try? FileManager.default.removeItem(atPath: out) }
         let built = try runProgram(packageRoot + "/deploy/build-deb", ["--binary", packageRoot + "/.build/debug/obscura",
-                                                                     "--version", "1.2.3", "--out", out])
+                                                                     "--version", "1.2.3", "--out", out,
+                                                                     "--maintainer", "Obscura test <test@obscura.test>"])
         #expect(built.status == 0, "\(built.stderr)")
         let deb = built.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(deb.hasSuffix("obscura_1.2.3_amd64.deb"))
@@ -374,8 +375,12 @@ private func write(_ text: String, _ name: String) -> String {
                      "./lib/udev/rules.d/60-obscura-gpio.rules", "./etc/obscura/obscura.toml",
                      "./usr/share/obscura/profiles/pi4b.toml", "./usr/share/obscura/profiles/virtual.toml",
                      "./etc/ssh/sshd_config.d/obscura-fetch.conf", "./lib/systemd/system/srv-obscura-recordings.mount",
-                     "./srv/obscura/photos/", "./lib/systemd/system/obscura-collect.service", "./lib/systemd/system/obscura-collect.timer",
-                     "./usr/share/doc/obscura/examples/fleet.toml", "./usr/share/doc/obscura/docs/service.md"] {
+                     "./lib/systemd/system/obscura-collect.service", "./lib/systemd/system/obscura-collect.timer",
+                     "./usr/share/doc/obscura/examples/fleet.toml", "./usr/share/doc/obscura/docs/service.md",
+                     "./usr/share/doc/obscura/docs/configuration.md", "./usr/share/man/man1/obscura.1.gz",
+                     "./usr/share/man/man1/obscura-record.1.gz", "./usr/share/man/man5/obscura.toml.5.gz",
+                     "./usr/share/bash-completion/completions/obscura", "./usr/share/zsh/vendor-completions/_obscura",
+                     "./usr/share/fish/vendor_completions.d/obscura.fish"] {
             #expect(contents.contains(path), "\(path) missing")
         }
         let control = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-deb-control-\(getpid())").path
@@ -383,7 +388,12 @@ private func write(_ text: String, _ name: String) -> String {
         #expect(try runProgram("dpkg-deb", ["-e", deb, control]).status == 0)
         #expect(try String(contentsOfFile: control + "/conffiles", encoding: .utf8)
                 == "/etc/obscura/obscura.toml\n/etc/ssh/sshd_config.d/obscura-fetch.conf\n")
-        #expect(try String(contentsOfFile: control + "/postinst", encoding: .utf8).contains("systemd-sysusers"))
+        let postinst = try String(contentsOfFile: control + "/postinst", encoding: .utf8)
+        #expect(postinst.contains("systemd-sysusers"))
+        // The retrieval account's folders in /srv are made on the kiosk, not shipped (Debian's policy).
+        #expect(postinst.contains("/srv/obscura/recordings") && !contents.contains("./srv/"), "\(contents)")
+        #expect(try runProgram("dpkg-deb", ["-f", deb, "Maintainer"]).stdout == "Obscura test <test@obscura.test>\n")
+        #expect(contents.contains("./usr/share/doc/obscura/changelog.gz") && contents.contains("./usr/share/doc/obscura/copyright"))
     }
 }
 
