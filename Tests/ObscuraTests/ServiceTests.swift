@@ -363,6 +363,9 @@ private func write(_ text: String, _ name: String) -> String {
                                                                      "--version", "1.2.3", "--out", out,
                                                                      "--maintainer", "Obscura test <test@obscura.test>"])
         #expect(built.status == 0, "\(built.stderr)")
+        // A shim for the libcamera installed here too, from its own headers (on a Pi: Raspberry Pi OS's).
+        let system = try runProgram("pkg-config", ["--modversion", "libcamera"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(built.stderr.contains("(system (\(system)))"), "\(built.stderr)")
         let deb = built.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(deb.hasSuffix("obscura_1.2.3_amd64.deb"))
         let depends = try runProgram("dpkg-deb", ["-f", deb, "Depends"]).stdout
