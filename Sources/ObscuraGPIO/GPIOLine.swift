@@ -58,7 +58,8 @@ public final class GPIOLine: Sendable {
         }
     }
 
-    static func locate(_ name: GPIOLineName) throws -> (path: String, offset: UInt32) {
+    /// Where a line is: its chip's device and its offset, without requesting it.
+    public static func locate(_ name: GPIOLineName) throws -> (path: String, offset: UInt32) {
         var path = [CChar](repeating: 0, count: 256)
         var offset: UInt32 = 0
         try ShimError.check("og_find_line") { og_find_line(name.chip, name.line, &path, path.count, &offset, $0, $1) }

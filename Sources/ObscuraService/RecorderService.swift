@@ -260,11 +260,13 @@ public actor RecorderService {
     }
 
     public func currentStatus() -> ServiceStatus {
-        status.snapshot(state: state.rawValue, file: recording?.file,
-                        elapsedSeconds: recording.map { (clock.now - $0.started).seconds } ?? 0,
-                        finished: finishedTotals, preview: preview.withLock { $0.map { "\($0.status)" } }.map {
-                            previewPaused ? "paused under system pressure (\(pressure.level.name)): \($0)" : $0
-                        })
+        var now = status.snapshot(state: state.rawValue, file: recording?.file,
+                                  elapsedSeconds: recording.map { (clock.now - $0.started).seconds } ?? 0,
+                                  finished: finishedTotals, preview: preview.withLock { $0.map { "\($0.status)" } }.map {
+                                      previewPaused ? "paused under system pressure (\(pressure.level.name)): \($0)" : $0
+                                  })
+        now.cameraDown = outages.cameraDown || opened == nil
+        return now
     }
 
 }

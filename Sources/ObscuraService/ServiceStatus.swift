@@ -61,6 +61,9 @@ public struct ServiceStatus: Sendable, Codable, Equatable {
     public var stageGapSeconds: [String: Double] = [:]
     public var storages: [StorageStatus] = []
     public var host = HostHealth()
+    /// Whether the camera is gone (lost, not yet back); optional, so that a
+    /// status from a service without it still decodes.
+    public var cameraDown: Bool?
     /// The frame rate asked of the camera, and the configured one: lower
     /// while the recorder could not keep up (`PaceGovernor`); the steps
     /// taken down and up since the service started (optional, so that a

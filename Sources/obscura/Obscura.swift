@@ -19,7 +19,7 @@ struct Obscura: AsyncParsableCommand {
         say more.
         """,
         subcommands: [DevicesCommand.self, RecordCommand.self, StreamCommand.self, GPIOCommand.self,
-                      RunCommand.self, StatusCommand.self, ControlCommand.self, ConfigCommand.self, PhotoCommand.self, DNGCommand.self, PreviewCommand.self, DecodeCommand.self,
+                      RunCommand.self, StatusCommand.self, ControlCommand.self, ConfigCommand.self, DoctorCommand.self, PhotoCommand.self, DNGCommand.self, PreviewCommand.self, DecodeCommand.self,
                       KeysCommand.self, PullCommand.self, CollectCommand.self, EncryptCommand.self, DecryptCommand.self, BeepCommand.self, ListenCommand.self, WatchCommand.self])
 }
 

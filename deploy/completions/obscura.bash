@@ -172,13 +172,13 @@ _obscura() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    devices|record|stream|gpio|run|status|ctl|config|photo|dng|preview|decode|keys|pull|collect|encrypt|decrypt|beep|listen|watch|help)
+    devices|record|stream|gpio|run|status|ctl|config|doctor|photo|dng|preview|decode|keys|pull|collect|encrypt|decrypt|beep|listen|watch|help)
         # Offer subcommand argument completions
         "_obscura_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'devices record stream gpio run status ctl config photo dng preview decode keys pull collect encrypt decrypt beep listen watch help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'devices record stream gpio run status ctl config doctor photo dng preview decode keys pull collect encrypt decrypt beep listen watch help' -- "${cur}"))
         ;;
     esac
 }
@@ -513,6 +513,21 @@ _obscura_config() {
         return
         ;;
     '--date')
+        return
+        ;;
+    esac
+}
+
+_obscura_doctor() {
+    repeating_flags=()
+    non_repeating_flags=(--json -h --help)
+    repeating_options=()
+    non_repeating_options=(--config)
+    __obscura_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--config')
         return
         ;;
     esac

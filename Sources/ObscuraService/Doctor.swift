@@ -1,0 +1,69 @@
+import Foundation
+
+/// `obscura doctor`: what an owner would otherwise check by hand on an
+/// installed kiosk, one line each, passed or failed, a failure naming its
+/// fix. The checks themselves are in DoctorChecks.swift; they read the
+/// system and never change it (the storage check writes one small file and
+/// removes it).
+public struct DoctorCheck: Sendable, Codable, Equatable {
+    public enum Outcome: String, Sendable, Codable { case pass, fail, skip }
+    /// "camera", "storage /var/lib/obscura/recordings", …
+    public let name: String
+    public let outcome: Outcome
+    /// What was found.
+    public let detail: String
+    /// For a failure: what to do.
+    public let fix: String?
+
+    public init(_ name: String, _ outcome: Outcome, _ detail: String, fix: String? = nil) {
+        self.name = name
+        self.outcome = outcome
+        self.detail = detail
+        self.fix = fix
+    }
+
+    public var line: String {
+        let mark = switch outcome { case .pass: "ok  "; case .fail: "FAIL"; case .skip: "--  " }
+        return "\(mark) \(name): \(detail)" + (fix.map { "\n       fix: \($0)" } ?? "")
+    }
+}
+
+public enum Doctor {
+    /// Every check, in the order an owner would look: the configuration,
+    /// the camera, the encoder, the storage, the clock, the retrieval
+    /// account, the GPIO lines, the service and its last recording.
+    /// Blocking (it opens devices and syncs a file): run it off Swift's pool.
+    public static func examine(configurationPath: String?, root: String = "") -> [DoctorCheck] {
+        var checks: [DoctorCheck] = []
+        let configuration: ServiceConfiguration
+        let profile: BoardProfile
+        do {
+            configuration = try ServiceConfiguration.load(configurationPath)
+            profile = try BoardProfile.load(configuration.board, from: configuration.file)
+            checks.append(DoctorCheck("configuration", .pass, "\(configuration.file), board \(configuration.board) (\(profile.name))"))
+        } catch {
+            checks.append(DoctorCheck("configuration", .fail, "\(error)", fix: "correct it (obscura config --check; every key: man obscura.toml)"))
+            return checks
+        }
+        // The running service's own view first: while it streams, another
+        // process may not list the camera it holds (vimc refuses its links).
+        let status = DoctorChecks.serviceStatus(configuration: configuration)
+        checks += DoctorChecks.camera(profile: profile, service: try? status.get())
+        checks.append(DoctorChecks.encoder(configuration: configuration, profile: profile))
+        checks += DoctorChecks.storage(configuration: configuration)
+        checks.append(DoctorChecks.clock(root: root))
+        checks.append(DoctorChecks.retrieval(root: root))
+        checks += DoctorChecks.gpio(profile: profile)
+        checks += DoctorChecks.service(status, configuration: configuration, before: checks)
+        return checks
+    }
+
+    /// The checks as `obscura doctor --json` writes them.
+    public static func json(_ checks: [DoctorCheck]) -> String {
+        struct Report: Codable { let passed: Bool; let checks: [DoctorCheck] }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let data = (try? encoder.encode(Report(passed: !checks.contains { $0.outcome == .fail }, checks: checks))) ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
