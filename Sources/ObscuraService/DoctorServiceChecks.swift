@@ -114,17 +114,20 @@ extension DoctorChecks {
         let probe = Process()
         probe.executableURL = URL(fileURLWithPath: "/usr/bin/ffprobe")
         probe.arguments = ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path]
-        let out = Pipe(), err = Pipe()
+        // One pipe for both streams, read to its end: a damaged file's many
+        // error lines cannot fill a second pipe nobody reads yet.
+        let out = Pipe()
         probe.standardOutput = out
-        probe.standardError = err
+        probe.standardError = out
         do { try probe.run() } catch {
             return DoctorCheck("last recording", .skip, "\(path): ffprobe is not installed to read it (apt install ffmpeg)")
         }
-        let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        let errors = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         probe.waitUntilExit()
-        guard probe.terminationStatus == 0, let seconds = Double(said), seconds > 0 else {
-            return DoctorCheck("last recording", .fail, "\(path): ffprobe cannot read it: \(errors.isEmpty ? said : errors)",
+        // The duration is the last line; error lines come before it.
+        guard probe.terminationStatus == 0, let seconds = said.last.flatMap(Double.init), seconds > 0 else {
+            return DoctorCheck("last recording", .fail, "\(path): ffprobe cannot read it: \(said.prefix(3).joined(separator: "; "))",
                                fix: "see journalctl -u obscura -b around its time; the storage may be failing")
         }
         return DoctorCheck("last recording", .pass, String(format: "%@: plays, %.1f s", path, seconds))
