@@ -10,8 +10,7 @@ extension VirtualBoardTests {
 /// (vimc unbound). Each breakage fails its own check and no other, and the
 /// exit status says so.
 @Suite struct DoctorBoardTests {
-    @Test func aHealthyKioskPassesAndEachBreakageIsNamedAlone() throws {
-        let result = try VirtualBoard.run("""
+    static let script = """
             . board/virtual/waiting.sh
             rec=/var/lib/obscura/recordings
             doctor() { echo "== $1"; said=$(obscura doctor --json); rc=$?; echo "$said" | tr -d '\\n'; echo; echo "exit $1 $rc"; }
@@ -29,7 +28,10 @@ extension VirtualBoardTests {
             echo vimc.0 > /sys/bus/platform/drivers/vimc/unbind
             doctor camera
             echo vimc.0 > /sys/bus/platform/drivers/vimc/bind
-            """, timeout: 400, options: ["--systemd"], shell: "bash")
+            """
+
+    @Test func aHealthyKioskPassesAndEachBreakageIsNamedAlone() throws {
+        let result = try KioskBoard.board.result(of: "doctor")
         let out = result.stdout
         #expect(!out.contains("gave up after"), "\(out)\(result.stderr)")
         struct Report: Decodable { let passed: Bool; let checks: [Check] }

@@ -10,15 +10,27 @@ extension VirtualBoardTests {
 /// verifies and decrypts them; the real `age` tool decrypts the same files on
 /// the test machine.
 @Suite struct EvidenceBoardTests {
-    @Test func anEncryptingServiceKeepsNoPlaintextAndWhatItKeepsDecrypts() throws {
-        // The key pair is made here; the board sees the identity only in the
-        // collecting computer's role (the pull), never in the service's.
-        let folder = try SharedFolder("evidence")
+    /// The key pair, made here once: the board sees the identity only in
+    /// the collecting computer's role (the pull), never in the service's.
+    static let keys = Result { () throws -> (folder: Folder, recipient: String) in
+        let relative = ".build/evidence-\(getpid())", path = packageRoot + "/" + relative
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let folder = Folder(relative: relative, path: path)
         let made = try runProgram("age-keygen", ["-o", folder.path + "/key.txt"])
-        try #require(made.status == 0, "age-keygen: \(made.stderr)")
-        let recipient = try #require(made.stderr.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines))
-        let least = 5  // a few frames prove the path ran; no rate is assumed
-        let result = try VirtualBoard.run(#"""
+        guard made.status == 0, let recipient = made.stderr.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines) else {
+            throw KeyError(said: made.stderr)
+        }
+        return (folder, recipient)
+    }
+    struct KeyError: Error { let said: String }
+    /// A folder the board sees too (removed by the test once read).
+    struct Folder: Sendable { let relative: String; let path: String }
+
+    /// The board's part (KioskBoard): the service encrypting, segments, a
+    /// photo, a kill; then the pull with the identity.
+    static var script: String {
+        guard case .success(let (folder, recipient)) = keys else { return "echo 'age-keygen failed: \(keys)'; exit 1" }
+        return #"""
             export PATH=$PATH:$(pwd)/board/virtual
             out=\#(folder.relative); k=/tmp/pull; mkdir -p $k
             rec=/var/lib/obscura/recordings; photos=/var/lib/obscura/photos; inc=/var/lib/obscura/incoming
@@ -84,7 +96,14 @@ extension VirtualBoardTests {
             for f in $k/dest/*.jpg; do echo "pulled-photo=$(basename $f) $(exiftool -s -s -s -Make -ImageSize $f | tr '\n' ' ')"; done
             journalctl -u obscura --no-pager -o cat | grep -E "recovered an interrupted|encrypt|first frame taken|encoder " | sed 's/^/journal: /'
             echo "active=$(systemctl is-active obscura) restarts=$(systemctl show -p NRestarts --value obscura)"
-            """#, timeout: 400, options: ["--systemd"])
+            """#
+    }
+
+    @Test func anEncryptingServiceKeepsNoPlaintextAndWhatItKeepsDecrypts() throws {
+        let (folder, recipient) = try Self.keys.get()
+        defer { try? FileManager.default.removeItem(atPath: folder.path) }
+        let least = 5  // a few frames prove the path ran; no rate is assumed
+        let result = try KioskBoard.board.result(of: "evidence")
         let out = result.stdout
         let lines = out.split(separator: "\n").map(String.init)
         #expect(result.status == 0, "\(out)\(result.stderr)")

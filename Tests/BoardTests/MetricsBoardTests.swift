@@ -96,8 +96,9 @@ extension VirtualBoardTests {
         #expect(lines.contains("test-rc=0"), "\(result.stdout)")
     }
 
-    @Test func prometheusScrapesTheRecordingsFrameRateAndFramesThroughNodeExporter() throws {
-        let result = try VirtualBoard.run("""
+    /// The board's part (KioskBoard): Prometheus and node_exporter started,
+    /// scraping the recording (stopped after it, by KioskBoard).
+    static let prometheusScript = """
             export PATH=$PATH:$(pwd)/board/virtual
             echo "active=$(systemctl is-active obscura)"
             echo "link=$(readlink /var/lib/prometheus/node-exporter/obscura.prom)"
@@ -144,7 +145,10 @@ extension VirtualBoardTests {
             echo "file-pts=$(ffprobe -v error -select_streams v:0 -show_entries packet=pts_time -of csv=p=0 "$f" | tr '\n' ' ')"
             journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | sed 's/^/journal: /'
             journalctl -u prometheus --no-pager -o cat | tail -n 5 | sed 's/^/prometheus: /'
-            """, timeout: 700, options: ["--systemd"])
+            """
+
+    @Test func prometheusScrapesTheRecordingsFrameRateAndFramesThroughNodeExporter() throws {
+        let result = try KioskBoard.board.result(of: "metrics-prometheus")
         let out = result.stdout
         let lines = out.split(separator: "\n").map(String.init)
         func value(_ prefix: String) -> String? { lines.first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) } }

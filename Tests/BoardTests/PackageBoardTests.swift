@@ -18,11 +18,22 @@ extension VirtualBoardTests {
 /// board's OpenSSH server, through the account the package set up.
 @Suite(.enabled(if: package != nil, "OBSCURA_BOARD_DEB names no package (Tests/arm64-board builds one and runs this)"))
 struct PackageBoardTests {
-    @Test func theDebInstallsWithAptAndTheServiceRecordsOnTheButtonAndIsPulled() throws {
-        let deb = try #require(package)
-        let path = deb.hasPrefix("/") ? deb : packageRoot + "/" + deb
-        try #require(FileManager.default.fileExists(atPath: path), "no package at \(path)")
-        let result = try VirtualBoard.run(#"""
+    /// The package's board, booted once for both tests: the .deb installed
+    /// and the button's recording pulled, then libcamera swapped under it
+    /// (when OBSCURA_BOARD_LIBCAMERA_PACKAGES names the packages).
+    static let debPath = package.map { $0.hasPrefix("/") ? $0 : packageRoot + "/" + $0 }
+    static let board: BoardScenarios? = debPath.map { path in
+        var scenarios = [(name: "apt", script: aptScript(path))]
+        var timeout = 600
+        if let packages = libcameraPackages {
+            scenarios.append((name: "libcamera", script: libcameraScript(path, packages.hasPrefix("/") ? packages : packageRoot + "/" + packages)))
+            timeout += 1800
+        }
+        return BoardScenarios("package", scenarios: scenarios, timeout: timeout, options: ["--systemd", "--no-install"])
+    }
+
+    static func aptScript(_ path: String) -> String {
+        #"""
             export PATH=$PATH:$(pwd)/board/virtual
             k=/tmp/pull; mkdir -p $k
             echo "before=$(command -v obscura || echo none)"
@@ -57,7 +68,14 @@ struct PackageBoardTests {
                 echo "pulled=$(basename $f) frames=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
             done
             kill $(cat $k/sshd.pid) 2>/dev/null
-            """#, timeout: 600, options: ["--systemd", "--no-install"])
+            pkill -f '^journalctl -u obscura -f' 2>/dev/null
+            """#
+    }
+
+    @Test func theDebInstallsWithAptAndTheServiceRecordsOnTheButtonAndIsPulled() throws {
+        let path = try #require(Self.debPath)
+        try #require(FileManager.default.fileExists(atPath: path), "no package at \(path)")
+        let result = try #require(Self.board).result(of: "apt")
         let out = result.stdout
         let lines = out.split(separator: "\n").map(String.init)
         #expect(lines.contains("before=none"), "\(out)\(result.stderr)")
@@ -77,24 +95,8 @@ struct PackageBoardTests {
         #expect(frames >= 3, "the pulled recording plays \(frames) frames")
     }
 
-    /// libcamera upgraded and taken back under the installed package, as an
-    /// `apt upgrade` from backports and a downgrade would do it: 0.4 (the
-    /// release's), then 0.7 and its IPA modules with 0.4 removed, then 0.4
-    /// again with 0.7 removed; and where the folder has 0.5 (Debian's
-    /// libcamera0.5 with a libcamera-ipa built from 0.5.2's source, which the
-    /// archive lacks: board/virtual/libcamera-ipa-deb), 0.5 with 0.4 removed,
-    /// and 0.4 once more. Each time, without reinstalling Obscura, the
-    /// package's trigger restarts the service, which opens the shim for the
-    /// libcamera whose IPA modules are installed (the journal names it), lists
-    /// vimc and records a file ffprobe reads. Last, a libcamera this build
-    /// has no shim for (0.4's shim taken away): the service stays up and
-    /// `obscura status` says why there is no camera.
-    @Test(.enabled(if: libcameraPackages != nil, "OBSCURA_BOARD_LIBCAMERA_PACKAGES names no folder (Tests/arm64-board gathers them)"))
-    func libcameraUpgradedAndTakenBackUnderTheInstalledPackageStillRecords() throws {
-        let deb = try #require(package), packages = try #require(libcameraPackages)
-        let path = deb.hasPrefix("/") ? deb : packageRoot + "/" + deb
-        let folder = packages.hasPrefix("/") ? packages : packageRoot + "/" + packages
-        let result = try VirtualBoard.run(#"""
+    static func libcameraScript(_ path: String, _ folder: String) -> String {
+        #"""
             export PATH=$PATH:$(pwd)/board/virtual
             . board/virtual/waiting.sh
             k=/tmp/swap; mkdir -p $k
@@ -157,7 +159,24 @@ struct PackageBoardTests {
             echo "noshim-status=$(obscura status | grep '^last error: ')"
             echo "noshim-active=$(systemctl is-active obscura)"
             echo "noshim-devices=$(obscura devices 2>&1 | grep -m1 '^obscura: error')"
-            """#, timeout: 1800, options: ["--systemd", "--no-install"])
+            """#
+    }
+
+    /// libcamera upgraded and taken back under the installed package, as an
+    /// `apt upgrade` from backports and a downgrade would do it: 0.4 (the
+    /// release's), then 0.7 and its IPA modules with 0.4 removed, then 0.4
+    /// again with 0.7 removed; and where the folder has 0.5 (Debian's
+    /// libcamera0.5 with a libcamera-ipa built from 0.5.2's source, which the
+    /// archive lacks: board/virtual/libcamera-ipa-deb), 0.5 with 0.4 removed,
+    /// and 0.4 once more. Each time, without reinstalling Obscura, the
+    /// package's trigger restarts the service, which opens the shim for the
+    /// libcamera whose IPA modules are installed (the journal names it), lists
+    /// vimc and records a file ffprobe reads. Last, a libcamera this build
+    /// has no shim for (0.4's shim taken away): the service stays up and
+    /// `obscura status` says why there is no camera.
+    @Test(.enabled(if: libcameraPackages != nil, "OBSCURA_BOARD_LIBCAMERA_PACKAGES names no folder (Tests/arm64-board gathers them)"))
+    func libcameraUpgradedAndTakenBackUnderTheInstalledPackageStillRecords() throws {
+        let result = try #require(Self.board).result(of: "libcamera")
         let out = result.stdout
         let lines = out.split(separator: "\n").map(String.init)
         func value(_ key: String) -> String {

@@ -8,8 +8,8 @@ extension VirtualBoardTests {
 /// 127.0.0.1:2222 with the system's configuration (and so the installed
 /// drop-in), test host and user keys, `obscura pull` as the client.
 @Suite struct RetrievalBoardTests {
-    @Test func theRetrievalAccountGetsFinishedFilesOnlyVerifiedAndNothingElse() throws {
-        let result = try VirtualBoard.run(#"""
+    /// The board's part (KioskBoard): last of its scenarios, as it installs again with --allow-delete.
+    static let script = #"""
             export PATH=$PATH:$(pwd)/board/virtual
             k=/tmp/pull; mkdir -p $k
             # What the service says, as it says it: a board that times out
@@ -113,7 +113,10 @@ extension VirtualBoardTests {
             echo "upload-delete-mode-rc=$? bytes=$(stat -c %s $rec/upload.txt 2>/dev/null || echo none)"
             grep -E "Accepted|refused|not allowed|Connection closed" $k/sshd.log | sed 's/^/sshd: /' | head -20
             sleep 1; kill $follower 2>/dev/null
-            """#, timeout: 700, options: ["--systemd"])
+            """#
+
+    @Test func theRetrievalAccountGetsFinishedFilesOnlyVerifiedAndNothingElse() throws {
+        let result = try KioskBoard.board.result(of: "retrieval")
         let out = result.stdout
         let lines = out.split(separator: "\n").map(String.init)
         func value(_ prefix: String) -> String? { lines.first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) } }

@@ -6,8 +6,7 @@ extension VirtualBoardTests {
 /// The recorder as a kiosk runs it: systemd as init, Obscura installed by
 /// deploy/install and enabled, buttons and LEDs on gpio-sim, vimc as camera.
 @Suite struct ServiceBoardTests {
-    @Test func theServiceStartsAtBootRecordsOnTheButtonAndSurvivesAKill() throws {
-        let result = try VirtualBoard.run("""
+    static let bootScript = """
             export PATH=$PATH:$(pwd)/board/virtual
             rec=/var/lib/obscura/recordings
             press() { gpio-sim press $1; sleep 0.15; gpio-sim release $1; }
@@ -70,11 +69,35 @@ extension VirtualBoardTests {
             for f in $rec/*.mp4; do
                 echo "after-kill=$f frames=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
             done
+            # The manual pages and the bash completion where man and
+            # bash-completion look for them (with extglob, as bash-completion sets it).
+            for p in /usr/share/man/man1/obscura.1.gz /usr/share/man/man5/obscura.toml.5.gz; do echo "manual=$p $(zcat $p | grep -m1 '^.Dt ')"; done
+            echo "completion=$(bash -c 'shopt -s extglob; . /usr/share/bash-completion/completions/obscura; COMP_LINE="obscura re"; COMP_POINT=10; COMP_WORDS=(obscura re); COMP_CWORD=1; _obscura obscura re obscura; echo "${COMPREPLY[*]}"')"
             # Each line under its priority: journald reads the <N> the service puts first.
             journalctl -u obscura --no-pager -o cat -p notice..notice | sed 's/^/notice: /'
             journalctl -u obscura --no-pager -o cat -p info..info | sed 's/^/info: /'
             journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | sed 's/^/journal: /'
-            """, timeout: 400, options: ["--systemd"])
+            """
+
+    static let previewScript = """
+            export PATH=$PATH:$(pwd)/board/virtual
+            sed -i 's/^enabled = false/enabled = true/' /etc/obscura/obscura.toml
+            systemctl restart obscura
+            . board/virtual/waiting.sh
+            showing() { obscura status 2>/dev/null | grep -q "^preview: showing"; }; wait_for 120 "the preview to show" showing
+            obscura status | sed 's/^/status: /'
+            gpio-sim press record-button; sleep 0.15; gpio-sim release record-button
+            sleep 4
+            gpio-sim press record-button; sleep 0.15; gpio-sim release record-button
+            finished() { journalctl -u obscura | grep -q "recording finished"; }; wait_for 120 "the recording to finish" finished
+            for f in /var/lib/obscura/recordings/*.mp4; do
+                echo "file=$f frames=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
+            done
+            journalctl -u obscura --no-pager -o cat | grep -E "preview|recording finished" | sed 's/^/journal: /'
+            """
+
+    @Test func theServiceStartsAtBootRecordsOnTheButtonAndSurvivesAKill() throws {
+        let result = try KioskBoard.board.result(of: "service-boot")
         let out = result.stdout
         let lines = out.split(separator: "\n").map(String.init)
         #expect(lines.contains("active=active"), "\(out)\(result.stderr)")
@@ -132,25 +155,14 @@ extension VirtualBoardTests {
         #expect(lines.contains { $0.hasPrefix("info: obscura: encoder libx264") })
         #expect(!lines.contains { $0.hasPrefix("info: obscura: ready") || $0.hasPrefix("notice: obscura: encoder") })
         #expect(!out.contains("journal: <"))
+        // `man obscura`, `man obscura.toml` and `obscura re<TAB>` find what the install laid out.
+        #expect(lines.contains("manual=/usr/share/man/man1/obscura.1.gz .Dt OBSCURA 1"), "\(out)")
+        #expect(lines.contains("manual=/usr/share/man/man5/obscura.toml.5.gz .Dt OBSCURA.TOML 5"), "\(out)")
+        #expect(lines.contains("completion=record"), "\(out)")
     }
 
     @Test func theServiceShowsThePreviewAndStillRecords() throws {
-        let result = try VirtualBoard.run("""
-            export PATH=$PATH:$(pwd)/board/virtual
-            sed -i 's/^enabled = false/enabled = true/' /etc/obscura/obscura.toml
-            systemctl restart obscura
-            . board/virtual/waiting.sh
-            showing() { obscura status 2>/dev/null | grep -q "^preview: showing"; }; wait_for 120 "the preview to show" showing
-            obscura status | sed 's/^/status: /'
-            gpio-sim press record-button; sleep 0.15; gpio-sim release record-button
-            sleep 4
-            gpio-sim press record-button; sleep 0.15; gpio-sim release record-button
-            finished() { journalctl -u obscura | grep -q "recording finished"; }; wait_for 120 "the recording to finish" finished
-            for f in /var/lib/obscura/recordings/*.mp4; do
-                echo "file=$f frames=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
-            done
-            journalctl -u obscura --no-pager -o cat | grep -E "preview|recording finished" | sed 's/^/journal: /'
-            """, timeout: 400, options: ["--systemd"])
+        let result = try KioskBoard.board.result(of: "service-preview")
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.contains("status: preview: showing on /dev/dri/card0 (vkms) Virtual-1 1024x768@60"), "\(result.stdout)\(result.stderr)")
         #expect(lines.contains("journal: obscura: preview on /dev/dri/card0 (vkms) Virtual-1 1024x768@60"))

@@ -37,28 +37,60 @@ extension VirtualBoardTests {
         """
     }
 
+    /// A few frames prove the path ran; no rate is assumed.
+    static let least = 5
+
+    static let cameraScript = """
+            . board/virtual/waiting.sh
+            rec=/var/lib/obscura/recordings
+            frames() { ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$1" 2>/dev/null; }
+            partial_frames() { n=0; for p in /var/lib/obscura/incoming/*.partial; do [ -e "$p" ] && n=$(frames "$p"); done; echo "${n:-0}"; }
+            obscura ctl record start > /dev/null
+            some() { [ "$(partial_frames)" -ge \(Self.least) ] 2>/dev/null; }
+            wait_for 120 "\(Self.least) frames recorded" some
+            \(Self.takenAwayAndBack(driver: "vimc", device: "vimc.0", frames: "partial_frames", least: Self.least))
+            for f in $rec/*.mp4; do echo "file=$(basename $f) frames=$(frames $f)"; done
+            grep -E '^obscura_(stage_restarts_total|stage_gap_seconds_total|recordings_failed_total)' /run/obscura-metrics/obscura.prom | sed 's/^/metric: /'
+            obscura status | sed 's/^/status: /'
+            journalctl -u obscura --no-pager -o short-monotonic | grep -E "recording goes on after|camera back after|recording finished|listed again" | sed 's/^/mono: /'
+            journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | sed 's/^/journal: /'
+            """
+
+    static let encoderScript = """
+            . board/virtual/waiting.sh
+            rec=/var/lib/obscura/recordings
+            frames() { obscura status --json | sed -n 's/.*"frames":\\([0-9]*\\).*/\\1/p'; }
+            sed -i '/^\\[recording\\]/,/^\\[/ s/^codec = .*/codec = "fwht"/' /etc/obscura/obscura.toml
+            # vimc's scaler makes 640 wide 636; vicodec takes widths in steps of 8.
+            sed -i 's/^# size = .*/size = "648x480"/' /etc/obscura/obscura.toml
+            grep -E '^(codec|size)' /etc/obscura/obscura.toml | sed 's/^/config: /'
+            systemctl restart obscura
+            obscura ctl record start > /dev/null
+            some() { [ "$(frames)" -ge \(Self.least) ] 2>/dev/null; }
+            wait_for 120 "\(Self.least) frames recorded" some
+            pdev=$(basename /sys/bus/platform/drivers/vicodec/vicodec*)
+            \(Self.takenAwayAndBack(driver: "vicodec", device: "$pdev", meanwhile: "echo \"still-files=$(ls $rec/*.fwht | wc -l)\"",
+                                    frames: "frames", least: Self.least))
+            # What happened first, then the slow part (decoding every frame
+            # through vicodec): a bound reached while decoding keeps the rest.
+            (cd $rec && sha256sum -c *.sha256 | sed 's/^/sum: /')
+            obscura status | sed 's/^/status: /'
+            grep -E '^obscura_(stage_restarts_total|stage_gap_seconds_total|recordings_failed_total)' /run/obscura-metrics/obscura.prom | sed 's/^/metric: /'
+            journalctl -u obscura --no-pager -o short-monotonic | grep -E "recording goes on after|encoder back after|recording finished" | sed 's/^/mono: /'
+            journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | sed 's/^/journal: /'
+            for f in $rec/*.fwht; do
+                echo "file=$(basename $f) $(obscura decode --input $f --size 648x480 --pixel-format BG24 --output /dev/null 2>&1 | grep '^decoded')"
+            done
+            """
+
     /// vimc's driver unbound mid-recording, bound again: the first file is
     /// finalized and plays, the recording goes on in a second file as soon as
     /// the camera is listed again (looked for every half second once the
     /// kernel and udev are done with it), the gap is journaled and counted, and systemd
     /// never sees the service leave its running state.
     @Test func aCameraThatVanishesMidRecordingGoesOnInANewFileWhenItIsBack() throws {
-        let least = 5  // a few frames prove the path ran; no rate is assumed
-        let result = try VirtualBoard.run("""
-            . board/virtual/waiting.sh
-            rec=/var/lib/obscura/recordings
-            frames() { ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$1" 2>/dev/null; }
-            partial_frames() { n=0; for p in /var/lib/obscura/incoming/*.partial; do [ -e "$p" ] && n=$(frames "$p"); done; echo "${n:-0}"; }
-            obscura ctl record start > /dev/null
-            some() { [ "$(partial_frames)" -ge \(least) ] 2>/dev/null; }
-            wait_for 120 "\(least) frames recorded" some
-            \(Self.takenAwayAndBack(driver: "vimc", device: "vimc.0", frames: "partial_frames", least: least))
-            for f in $rec/*.mp4; do echo "file=$(basename $f) frames=$(frames $f)"; done
-            grep -E '^obscura_(stage_restarts_total|stage_gap_seconds_total|recordings_failed_total)' /run/obscura-metrics/obscura.prom | sed 's/^/metric: /'
-            obscura status | sed 's/^/status: /'
-            journalctl -u obscura --no-pager -o short-monotonic | grep -E "recording goes on after|camera back after|recording finished|listed again" | sed 's/^/mono: /'
-            journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | sed 's/^/journal: /'
-            """, timeout: 300, options: ["--systemd"])
+        let least = Self.least
+        let result = try KioskBoard.board.result(of: "stage-camera")
         let out = result.stdout
         let board = BoardLines(out)
         let lines = board.lines
@@ -122,33 +154,8 @@ extension VirtualBoardTests {
     /// encoder's return, the gap is journaled and counted,
     /// and systemd never sees the service leave its running state.
     @Test func anEncoderThatVanishesMidRecordingGoesOnInANewFileWhenItIsBack() throws {
-        let least = 5  // a few frames prove the path ran; no rate is assumed
-        let result = try VirtualBoard.run("""
-            . board/virtual/waiting.sh
-            rec=/var/lib/obscura/recordings
-            frames() { obscura status --json | sed -n 's/.*"frames":\\([0-9]*\\).*/\\1/p'; }
-            sed -i '/^\\[recording\\]/,/^\\[/ s/^codec = .*/codec = "fwht"/' /etc/obscura/obscura.toml
-            # vimc's scaler makes 640 wide 636; vicodec takes widths in steps of 8.
-            sed -i 's/^# size = .*/size = "648x480"/' /etc/obscura/obscura.toml
-            grep -E '^(codec|size)' /etc/obscura/obscura.toml | sed 's/^/config: /'
-            systemctl restart obscura
-            obscura ctl record start > /dev/null
-            some() { [ "$(frames)" -ge \(least) ] 2>/dev/null; }
-            wait_for 120 "\(least) frames recorded" some
-            pdev=$(basename /sys/bus/platform/drivers/vicodec/vicodec*)
-            \(Self.takenAwayAndBack(driver: "vicodec", device: "$pdev", meanwhile: "echo \"still-files=$(ls $rec/*.fwht | wc -l)\"",
-                                    frames: "frames", least: least))
-            # What happened first, then the slow part (decoding every frame
-            # through vicodec): a bound reached while decoding keeps the rest.
-            (cd $rec && sha256sum -c *.sha256 | sed 's/^/sum: /')
-            obscura status | sed 's/^/status: /'
-            grep -E '^obscura_(stage_restarts_total|stage_gap_seconds_total|recordings_failed_total)' /run/obscura-metrics/obscura.prom | sed 's/^/metric: /'
-            journalctl -u obscura --no-pager -o short-monotonic | grep -E "recording goes on after|encoder back after|recording finished" | sed 's/^/mono: /'
-            journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | sed 's/^/journal: /'
-            for f in $rec/*.fwht; do
-                echo "file=$(basename $f) $(obscura decode --input $f --size 648x480 --pixel-format BG24 --output /dev/null 2>&1 | grep '^decoded')"
-            done
-            """, timeout: 600, options: ["--systemd"])
+        let least = Self.least
+        let result = try KioskBoard.board.result(of: "stage-encoder")
         let out = result.stdout
         let board = BoardLines(out)
         let lines = board.lines

@@ -57,13 +57,24 @@ public enum VirtualBoard {
                            sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessResult {
         let result = try runProgram(runner, ["--timeout", String(timeout)] + options + ["--", shell, "-c", command], cwd: packageRoot,
                                     environment: ledgerEnvironment)
-        for line in result.stdout.split(separator: "\n") where line.hasPrefix("gave up after") || line.hasPrefix("timed out waiting for") {
+        recordGaveUp(result.stdout, sourceLocation: sourceLocation)
+        keepLog(result)
+        return result
+    }
+
+    /// A wait in a board script that gave up (board/virtual/waiting.sh)
+    /// fails the test, naming what it waited for.
+    static func recordGaveUp(_ stdout: String, sourceLocation: SourceLocation) {
+        for line in stdout.split(separator: "\n") where line.hasPrefix("gave up after") || line.hasPrefix("timed out waiting for") {
             Issue.record("the board's wait \(line)", sourceLocation: sourceLocation)
         }
+    }
+
+    /// With OBSCURA_BOARD_LOGS naming a folder, a run's whole output kept there.
+    static func keepLog(_ result: ProcessResult) {
         if let logs = ProcessInfo.processInfo.environment["OBSCURA_BOARD_LOGS"], !logs.isEmpty {
             let name = "\(logs)/board-\(Int(Date().timeIntervalSince1970))-\(UUID().uuidString.prefix(8)).log"
             try? (result.stdout + "\n--- stderr ---\n" + result.stderr).write(toFile: name, atomically: true, encoding: .utf8)
         }
-        return result
     }
 }
