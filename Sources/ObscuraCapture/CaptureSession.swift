@@ -101,7 +101,7 @@ public final class CaptureSession: @unchecked Sendable {
     /// Written by the camera's thread only.
     private let recentLongestGap = Atomic<UInt64>(0)
     /// The stall limit grows with measured gaps only up to this.
-    static let longestStallLimit: Duration = .seconds(5)
+    public static let longestStallLimit: Duration = .seconds(5)
     /// How long a started camera may take for its first frame before that
     /// counts as an interruption. Starting takes longer than running: the
     /// pipeline configures its links, a sensor drops its first frames while

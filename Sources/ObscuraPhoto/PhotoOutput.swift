@@ -270,7 +270,7 @@ public final class PhotoOutput: CaptureOutput, Sendable {
             }
             let trigger = Syscalls.monotonicNanoseconds()
             // The frame held now tells the size and whether the scene is dark.
-            guard let held = await nextFrame(timeout: .seconds(2)) else { throw PhotoError.noFrames(.seconds(2)) }
+            guard let held = await nextFrame(timeout: Self.frameWait) else { throw PhotoError.noFrames(Self.frameWait) }
             try Self.checkRaw(held, settings)
             let fire = flash.map { $0.shouldFire(settings.flashMode, for: held) } ?? false
             let expected = Self.photosPerExposure(settings)
@@ -286,7 +286,7 @@ public final class PhotoOutput: CaptureOutput, Sendable {
                 var frame: VideoFrame?
                 // The first frame whose exposure began after the flash lit.
                 while frame == nil {
-                    guard let f = await nextFrame(timeout: .seconds(2)) else { throw PhotoError.noFrames(.seconds(2)) }
+                    guard let f = await nextFrame(timeout: Self.frameWait) else { throw PhotoError.noFrames(Self.frameWait) }
                     if f.timestampNanoseconds >= lit { frame = f }
                 }
                 chosen = frame!
@@ -326,7 +326,7 @@ public final class PhotoOutput: CaptureOutput, Sendable {
                 }
             }
         }
-        guard let first = await nextFrame(timeout: .seconds(2)) else { throw PhotoError.noFrames(.seconds(2)) }
+        guard let first = await nextFrame(timeout: Self.frameWait) else { throw PhotoError.noFrames(Self.frameWait) }
         try Self.checkRaw(first, settings)
         let perShot = Self.photosPerExposure(settings)
         var resolved = ResolvedPhotoSettings(uniqueID: settings.uniqueID, photoDimensions: Self.fitted(first.size, settings), flashWillFire: false,
@@ -356,7 +356,7 @@ public final class PhotoOutput: CaptureOutput, Sendable {
             }
             var frame: VideoFrame?
             for _ in 0..<30 {
-                guard let f = await nextFrame(timeout: .seconds(2)) else { throw PhotoError.noFrames(.seconds(2)) }
+                guard let f = await nextFrame(timeout: Self.frameWait) else { throw PhotoError.noFrames(Self.frameWait) }
                 if Self.shows(shot, f.metadata) {
                     frame = f
                     break
@@ -456,6 +456,14 @@ public final class PhotoOutput: CaptureOutput, Sendable {
         let after = next.timestampNanoseconds > trigger ? next.timestampNanoseconds - trigger : trigger - next.timestampNanoseconds
         return after < before ? next : held
     }
+
+    /// How long a photo waits for a frame before saying none came: as long
+    /// as a session lets its camera be silent (its longest stall limit, or
+    /// the first frame's timeout) before it takes buffers back from an
+    /// output that stopped taking frames (a recorder blocked on a hung
+    /// drive) or counts the camera stalled, and two seconds more for the
+    /// frame that comes then.
+    static let frameWait: Duration = max(CaptureSession.longestStallLimit, CaptureSession.firstFrameTimeout) + .seconds(2)
 
     private func nextFrame(timeout: Duration) async -> VideoFrame? {
         await withTaskGroup(of: VideoFrame?.self) { group in

@@ -70,6 +70,32 @@ private final class Recorder: PhotoCaptureDelegate, @unchecked Sendable {
         #expect(mean > 60 && mean < 200, "mean \(mean)")
     }
 
+    /// A camera may be silent for as long as its session's stall limit
+    /// before the session counts it stalled and takes buffers back from an
+    /// output that stopped taking frames (a recorder blocked on a hung
+    /// drive): a photo asked for meanwhile waits that long too, and is taken
+    /// from the first frame that comes, not given up after two seconds.
+    @Test func aPhotoWaitsOutASilenceTheSessionStillAllows() async throws {
+        let camera = SyntheticCamera(formats: [.nv12])
+        let output = PhotoOutput()
+        let session = try patternSession([output], camera: camera)
+        session.stallTimeout = .seconds(4)
+        try session.startRunning()
+        _ = await waitUntil { session.deliveredFrameCount >= 6 }
+        _ = try await output.capturePhoto(with: PhotoSettings())
+        camera.setStalled(true)
+        let silence = Syscalls.monotonicNanoseconds()
+        Task.detached {
+            try await Task.sleep(for: .milliseconds(2500))
+            camera.setStalled(false)
+        }
+        let photos = try await output.capturePhoto(with: PhotoSettings())
+        let taken = try #require(photos.first)
+        #expect(taken.timestampNanoseconds > silence, "the photo is of a frame from after the silence")
+        #expect(!session.isInterrupted)
+        try session.stopRunning()
+    }
+
     @Test func aCaptionedPhotoShowsItsOwnFramesSecond() async throws {
         let output = PhotoOutput()
         let session = try photoSession(output, format: .nv12)
