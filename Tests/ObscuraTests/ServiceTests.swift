@@ -395,6 +395,17 @@ private func write(_ text: String, _ name: String) -> String {
         #expect(postinst.contains("systemd-sysusers"))
         // The retrieval account's folders in /srv are made on the kiosk, not shipped (Debian's policy).
         #expect(postinst.contains("/srv/obscura/recordings") && !contents.contains("./srv/"), "\(contents)")
+        // Units are enabled, started and stopped through init-system-helpers,
+        // as debhelper's are: no line calls systemctl but to reload or ask
+        // (lintian's maintainer-script-calls-systemctl, by its own pattern).
+        #expect(postinst.contains("deb-systemd-helper enable") && postinst.contains("deb-systemd-invoke restart obscura.service"))
+        for script in ["postinst", "prerm", "postrm"] {
+            let text = try String(contentsOfFile: control + "/" + script, encoding: .utf8)
+            let direct = text.split(separator: "\n").filter {
+                !$0.hasPrefix("#") && $0.range(of: #"^(?:.+;)?\s*systemctl\b"#, options: .regularExpression) != nil && !$0.contains("daemon-reload")
+            }
+            #expect(direct.isEmpty, "\(script) calls systemctl: \(direct)")
+        }
         #expect(try runProgram("dpkg-deb", ["-f", deb, "Maintainer"]).stdout == "Obscura test <test@obscura.test>\n")
         #expect(contents.contains("./usr/share/doc/obscura/changelog.gz") && contents.contains("./usr/share/doc/obscura/copyright"))
     }
