@@ -34,7 +34,7 @@ struct StreamCommand: AsyncParsableCommand {
     @Flag(help: "Print every metadata entry of each frame.") var metadata = false
     @Flag(help: "Print nothing per frame (events and the summary only).") var quiet = false
     @Flag(help: "Print the mean sample value of each frame's first plane.") var stats = false
-    @Option(help: "Hold this many frames across two reconfigurations while running and check their pixels.")
+    @Option(help: ArgumentHelp("Hold this many frames across two reconfigurations while running and check their pixels.", valueName: "frames"))
     var holdAcrossReconfiguration: Int?
 
     func validate() throws {

@@ -98,6 +98,24 @@ import TestSupport
         }
     }
 
+    /// Installed where Debian puts them (deploy/install-manuals), every page
+    /// is found by its name and set by man-db's `man` without a warning from
+    /// groff (a line it cannot break, a macro it does not know).
+    @Test func manFindsAndSetsEveryInstalledPageWithoutAWarning() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-man-\(getpid())").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let installed = try runProgram(packageRoot + "/deploy/install-manuals", [root])
+        try #require(installed.status == 0, "\(installed.stderr)")
+        let pages = try FileManager.default.contentsOfDirectory(atPath: packageRoot + "/deploy/man")
+        #expect(pages.count > 20)
+        for file in pages {
+            let name = String(file[..<file.lastIndex(of: ".")!])
+            let shown = try runProgram("man", ["--warnings", "-P", "cat", "-M", root + "/usr/share/man", name], environment: ["MANWIDTH": "80"])
+            #expect(shown.status == 0 && shown.stderr.isEmpty, "man \(name): \(shown.stderr)")
+            #expect(shown.stdout.contains("NAME") && shown.stdout.contains(name.uppercased() + "("), "man \(name): \(shown.stdout.prefix(200))")
+        }
+    }
+
     @Test(arguments: [("bash", "obscura.bash"), ("zsh", "_obscura"), ("fish", "obscura.fish")])
     func theCompletionsAreTheBinarysOwn(shell: String, file: String) throws {
         let made = try runProgram(obscura, ["--generate-completion-script", shell])
