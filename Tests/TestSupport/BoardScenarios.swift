@@ -53,14 +53,19 @@ public struct BoardScenarios: Sendable {
     }
 
     /// The group as one bash script: each scenario between its markers,
-    /// its exit code on the closing one.
+    /// its exit code on the closing one, with what it cost the board
+    /// (its wall time, the board's busy time, the programs it started:
+    /// board/virtual/tally.sh).
     var script: String {
-        var text = prelude.isEmpty ? "" : "(\n\(prelude)\n) > /dev/null 2>&1\n"
+        var text = ". board/virtual/tally.sh && tally_start\n"
+        text += prelude.isEmpty ? "" : "(\n\(prelude)\n) > /dev/null 2>&1\n"
         for (index, scenario) in scenarios.enumerated() {
+            text += "scenario_start=$SECONDS\n"
             if index > 0, !between.isEmpty { text += "(\n\(between)\n) > /dev/null 2>&1\n" }
             text += "echo '=== scenario \(scenario.name) ==='\n"
             text += "(\n\(scenario.script)\n)\n"
-            text += "echo \"=== scenario \(scenario.name) ended: $? ===\"\n"
+            text += "scenario_rc=$?; tally_report\n"
+            text += "echo \"=== scenario \(scenario.name) ended: $scenario_rc, after $((SECONDS - scenario_start)) s, $TALLY ===\"\n"
         }
         return text
     }

@@ -158,6 +158,7 @@ shared_wait() { # qemu pid, job folder
     [ -f "$job/stdout" ] && cat "$job/stdout"
     if [ -f "$job/rc" ]; then
         rc=$(cat "$job/rc")
+        board_tally=$(cat "$job/tally" 2>/dev/null || true)
         if [ "$rc" = 124 ] && [ -f "$job/hung" ]; then
             echo "run: the command timed out after $timeout s; tasks and what they wait on:" >&2
             cat "$job/hung" >&2
