@@ -42,6 +42,13 @@ struct PackageBoardTests {
             echo "apt-rc=$?"; tail -n 3 $k/apt.log | tr '\r' '\n' | sed 's/^/apt: /'; echo
             echo "installed=$(dpkg-query -W -f='${Architecture} ${Status}' obscura) binary=$(command -v obscura)"
             echo "depends=$(dpkg-query -W -f='${Depends}' obscura)"
+            # What an owner reads and types: the manuals, as man shows them,
+            # and bash-completion's loading of the package's completion.
+            MANWIDTH=80 man -P cat obscura > $k/man1 2>&1; echo "man-obscura=$? $(sed -n '/^NAME/{n;p;q}' $k/man1 | sed 's/^ *//')"
+            MANWIDTH=80 man -P cat obscura.toml > $k/man5 2>&1; echo "man-toml=$? $(head -1 $k/man5 | awk '{print $1}')"
+            echo "completion=$(bash -c '. /usr/share/bash-completion/bash_completion; __load_completion obscura || exit 1
+                f=$(complete -p obscura); f=${f##*-F }; f=${f%% *}
+                COMP_LINE="obscura re"; COMP_POINT=10; COMP_WORDS=(obscura re); COMP_CWORD=1; $f obscura re obscura; echo "${COMPREPLY[*]}"')"
             journalctl -u obscura -f -n all -o cat --no-pager | sed -u 's/^/journal: /' &
             sed -i 's/^board = .*/board = "virtual"/' /etc/obscura/obscura.toml
             systemctl restart obscura
@@ -84,6 +91,10 @@ struct PackageBoardTests {
         #expect(installed.hasPrefix("installed=\(VirtualBoard.arch) install ok installed") && installed.hasSuffix(" binary=/usr/bin/obscura"),
                 "\(installed.debugDescription) \(Array(installed.utf8))")
         #expect(lines.contains("active=active"), "\(out)")
+        // `man obscura`, `man obscura.toml` and obscura re<TAB>, as the package installed them.
+        #expect(lines.contains { $0.hasPrefix("man-obscura=0 obscura ") && $0.contains("camera recorder") }, "\(out)")
+        #expect(lines.contains("man-toml=0 OBSCURA.TOML(5)"), "\(out)")
+        #expect(lines.contains("completion=record"), "\(out)")
         #expect(out.contains("journal: obscura: recording finished"), "\(out)")
         #expect(lines.contains("pull-rc=0"), "\(out)")
         let verified = lines.filter { $0.hasPrefix("verify: ") }
