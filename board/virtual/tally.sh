@@ -8,10 +8,10 @@
 # busy: the seconds the board's CPUs spent on anything but idle (from
 # /proc/stat), against the wall seconds since tally_start: a busy board has
 # no time left for what a test waits on. starts: the programs started
-# (execve, from the kernel's sched_process_exec trace event, on the
-# monotonic clock), the most started first: under the emulator every start of
-# a program that links many libraries costs seconds. tally_report starts the
-# next stretch (it runs in the caller's shell, not a subshell, to keep its
+# (execve, from the kernel's sched_process_exec trace event, which
+# guest-init traces from boot on the monotonic clock), the most started
+# first: under the emulator every start of a program that links many
+# libraries costs seconds. tally_report starts the next stretch (it runs in the caller's shell, not a subshell, to keep its
 # marks). Stretches may nest: none clears the trace.
 
 _tally_trace=/sys/kernel/tracing
@@ -21,15 +21,6 @@ tally_busy() { # the CPUs' busy time in hundredths of a second (USER_HZ), in $RE
     REPLY=$((user + nice + system + irq + softirq + steal))
 }
 tally_start() {
-    local event=$_tally_trace/events/sched/sched_process_exec/enable
-    if [ -d /run/obscura-board ]; then
-        [ -e "$_tally_trace/trace" ] || mount -t tracefs nodev "$_tally_trace" 2>/dev/null || true
-        if [ -w "$event" ] && [ "$(cat "$event")" != 1 ]; then
-            echo mono > "$_tally_trace/trace_clock"
-            echo 4096 > "$_tally_trace/buffer_size_kb"
-            echo 1 > "$event"
-        fi
-    fi
     tally_busy; _tally_busy0=$REPLY
     _tally_wall0=$SECONDS
     read -r _tally_t0 _ < /proc/uptime
