@@ -84,6 +84,10 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
     }
     private let content: Content
     private let pacing: Pacing
+    /// Whether each drawn frame carries its own time as a code in its
+    /// picture (`FrameTimeCode`, NV12 and YUV 4:2:0 only): what a live
+    /// view's latency is measured by, end to end.
+    private let stampsTime: Bool
     private var contentFrames = 0
     private var frameLength = 0
     private var slots = 0
@@ -95,10 +99,11 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
                 sizes: [PixelSize] = [PixelSize(width: 320, height: 240), PixelSize(width: 640, height: 480),
                                       PixelSize(width: 1280, height: 720), PixelSize(width: 1920, height: 1080)],
                 rawFormats: [PixelFormat] = [],
-                content: Content = .pattern, pacing: Pacing = .realTime) {
+                content: Content = .pattern, pacing: Pacing = .realTime, stampsTime: Bool = false) {
         self.rawFormats = rawFormats
         self.content = content
         self.pacing = pacing
+        self.stampsTime = stampsTime
         self.id = id
         self.formats = formats
         self.sizes = sizes
@@ -328,6 +333,7 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
                 skippedFrames += 1
                 return nil
             }
+            let timestamp = fast ? virtualStart + UInt64(sequence - 1) * frameDuration : Syscalls.monotonicNanoseconds()
             var planes: [FramePlane]
             var dmabufs: [DmaBufPlane] = []
             var inDmabuf = false
@@ -340,15 +346,14 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
             } else {
                 let buffer = set.buffers[index]
                 if buffer.allocator == nil {
-                    let brightness = controls["Brightness"]?.first ?? 0
-                    buffer.draw(config.pixelFormat, config.size, sequence: frozenAt ?? sequence, brightness: brightness)
+                    buffer.draw(config.pixelFormat, config.size, sequence: frozenAt ?? sequence,
+                                brightness: controls["Brightness"]?.first ?? 0, stamp: stampsTime ? timestamp / 1000 : nil)
                     writable = true
                 }
                 inDmabuf = buffer.allocator != nil
                 planes = buffer.planes(config.pixelFormat, config.size)
                 dmabufs = [DmaBufPlane(fd: buffer.fd.rawValue, offset: 0, length: buffer.length)]
             }
-            let timestamp = fast ? virtualStart + UInt64(sequence - 1) * frameDuration : Syscalls.monotonicNanoseconds()
             var metadata = FrameMetadata()
             metadata.exposureTime = .microseconds(Int64(controls["ExposureTime"]?.first ?? 10_000))
             metadata.analogueGain = controls["AnalogueGain"]?.first ?? 1
@@ -583,7 +588,17 @@ final class SyntheticBuffer: @unchecked Sendable {
 
     /// Diagonal bands moving two pixels per frame; brightness shifts every
     /// sample. Rows are copied from a precomputed ramp (fast even unoptimised).
-    func draw(_ format: PixelFormat, _ size: PixelSize, sequence: UInt32, brightness: Double) {
+    /// Writes `microseconds` as a `FrameTimeCode` into the luma of a frame
+    /// drawn in NV12 or YUV 4:2:0 (other formats carry none).
+    func stamp(_ microseconds: UInt64, _ format: PixelFormat, _ size: PixelSize) {
+        guard format == .nv12 || format == .yuv420, let luma = planes(format, size).first else { return }
+        FrameTimeCode.write(microseconds, into: UnsafeMutableRawPointer(mutating: luma.base), stride: luma.stride,
+                            width: size.width, height: size.height)
+    }
+
+    /// Draws the moving pattern; with `stamp`, that time (microseconds) as a code in it.
+    func draw(_ format: PixelFormat, _ size: PixelSize, sequence: UInt32, brightness: Double, stamp time: UInt64? = nil) {
+        defer { if let time { stamp(time, format, size) } }
         let shift = Int(sequence) * 2
         // -1 is black (below video range), +1 white.
         let lift = Int(brightness * 160)

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import TestSupport
 import ObscuraMedia
+import ObscuraCapture
+import ObscuraTestPattern
 
 /// A time stamped into a picture reads back the same, also after libx264 at a
 /// low bit rate and a decode (ffmpeg's), and a picture without one reads as none.
@@ -75,5 +77,32 @@ import ObscuraMedia
         try #require(back.count == frameBytes * frames, "\(back.count) bytes decoded")
         let read = (0..<frames).map { n in Self.read(Array(back[(n * frameBytes)..<(n * frameBytes + width * height)]), width: width, height: height) }
         #expect(read == times.map { Optional($0) })
+    }
+}
+
+/// The test pattern, asked to, carries each frame's camera time in its
+/// picture: what a live view's latency is read from at the viewer's end.
+@Suite struct TimeStampedPatternTests {
+    private func codes(stamping: Bool) async throws -> [(read: UInt64?, time: UInt64)] {
+        let output = VideoDataOutput(alwaysDiscardsLateVideoFrames: false, queueDepth: 2)
+        let session = try patternSession([output], camera: SyntheticCamera(stampsTime: stamping))
+        try session.startRunning()
+        defer { try? session.stopRunning() }
+        var seen: [(read: UInt64?, time: UInt64)] = []
+        while seen.count < 5, let frame = await output.queue.next() {
+            #expect(frame.format == .nv12)
+            let luma = frame.planes[0]
+            seen.append((FrameTimeCode.read(from: luma.base, stride: luma.stride, width: frame.size.width, height: frame.size.height),
+                         frame.timestampNanoseconds / 1000))
+        }
+        return seen
+    }
+
+    @Test func eachFrameCarriesItsOwnCameraTimeWhenAskedAndNoneOtherwise() async throws {
+        let stamped = try await codes(stamping: true)
+        #expect(stamped.count == 5)
+        for (read, time) in stamped { #expect(read == time & 0xFFFF_FFFF_FFFF) }
+        let plain = try await codes(stamping: false)
+        #expect(plain.count == 5 && plain.allSatisfy { $0.read == nil })
     }
 }
