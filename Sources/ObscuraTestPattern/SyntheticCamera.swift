@@ -586,8 +586,6 @@ final class SyntheticBuffer: @unchecked Sendable {
         }
     }
 
-    /// Diagonal bands moving two pixels per frame; brightness shifts every
-    /// sample. Rows are copied from a precomputed ramp (fast even unoptimised).
     /// Writes `microseconds` as a `FrameTimeCode` into the luma of a frame
     /// drawn in NV12 or YUV 4:2:0 (other formats carry none).
     func stamp(_ microseconds: UInt64, _ format: PixelFormat, _ size: PixelSize) {
@@ -596,7 +594,9 @@ final class SyntheticBuffer: @unchecked Sendable {
                             width: size.width, height: size.height)
     }
 
-    /// Draws the moving pattern; with `stamp`, that time (microseconds) as a code in it.
+    /// Diagonal bands moving two pixels per frame; brightness shifts every
+    /// sample. Rows are copied from a precomputed ramp (fast even unoptimised).
+    /// With `stamp`, that time (microseconds) as a code in the picture.
     func draw(_ format: PixelFormat, _ size: PixelSize, sequence: UInt32, brightness: Double, stamp time: UInt64? = nil) {
         defer { if let time { stamp(time, format, size) } }
         let shift = Int(sequence) * 2
