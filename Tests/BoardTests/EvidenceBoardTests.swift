@@ -61,7 +61,7 @@ extension VirtualBoardTests {
             grep '^align_to_chunks' /etc/obscura/obscura.toml | sed 's/^/config: /'
             systemctl restart obscura
             answers() { obscura status > /dev/null 2>&1; }; wait_for 120 "the service to answer" answers
-            obscura ctl record start > /dev/null
+            obscura ctl record start 2>&1 | sed "s/^/ctl: /"
             sealed_enough() { size=0; for p in $inc/*.partial; do [ -e "$p" ] && size=$(stat -c %s "$p"); done; [ "$size" -ge 300000 ]; }
             wait_for 180 "300000 bytes in the encrypted recording" sealed_enough
             echo "killed-at=$size"

@@ -45,7 +45,7 @@ extension VirtualBoardTests {
             rec=/var/lib/obscura/recordings
             frames() { ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$1" 2>/dev/null; }
             partial_frames() { n=0; for p in /var/lib/obscura/incoming/*.partial; do [ -e "$p" ] && n=$(frames "$p"); done; echo "${n:-0}"; }
-            obscura ctl record start > /dev/null
+            obscura ctl record start 2>&1 | sed "s/^/ctl: /"
             some() { [ "$(partial_frames)" -ge \(Self.least) ] 2>/dev/null; }
             wait_for 120 "\(Self.least) frames recorded" some
             \(Self.takenAwayAndBack(driver: "vimc", device: "vimc.0", frames: "partial_frames", least: Self.least))
@@ -65,7 +65,7 @@ extension VirtualBoardTests {
             sed -i 's/^# size = .*/size = "648x480"/' /etc/obscura/obscura.toml
             grep -E '^(codec|size)' /etc/obscura/obscura.toml | sed 's/^/config: /'
             systemctl restart obscura
-            obscura ctl record start > /dev/null
+            obscura ctl record start 2>&1 | sed "s/^/ctl: /"
             some() { [ "$(frames)" -ge \(Self.least) ] 2>/dev/null; }
             wait_for 120 "\(Self.least) frames recorded" some
             pdev=$(basename /sys/bus/platform/drivers/vicodec/vicodec*)

@@ -61,8 +61,12 @@ public struct BoardScenarios: Sendable {
         text += prelude.isEmpty ? "" : "(\n\(prelude)\n) > /dev/null 2>&1\n"
         for (index, scenario) in scenarios.enumerated() {
             text += "scenario_start=$SECONDS\n"
-            if index > 0, !between.isEmpty { text += "(\n\(between)\n) > /dev/null 2>&1\n" }
+            let restores = index > 0 && !between.isEmpty
+            if restores { text += "(\n\(between)\n) > /tmp/.between.out 2>&1\n" }
             text += "echo '=== scenario \(scenario.name) ==='\n"
+            // What went wrong restoring the state (a wait that gave up, a
+            // start that failed) is the scenario's: its test fails saying so.
+            if restores { text += "grep -E '^(gave up after|gave-up journal: |between: )' /tmp/.between.out\n" }
             text += "(\n\(scenario.script)\n)\n"
             text += "scenario_rc=$?; tally_report\n"
             text += "echo \"=== scenario \(scenario.name) ended: $scenario_rc, after $((SECONDS - scenario_start)) s, $TALLY ===\"\n"
@@ -110,8 +114,9 @@ public struct BoardScenarios: Sendable {
     /// ...and between scenarios the service as a fresh boot has it: stopped,
     /// that configuration and retrieval keys back, no recordings, photos or
     /// files in progress, an empty journal, no failed state, started again
-    /// (ready: the unit is Type=notify); no test's own sshd, Prometheus or
-    /// folders left.
+    /// and answering "idle" (the unit is Type=notify, but its start has once
+    /// come back before the control socket answered); no test's own sshd,
+    /// Prometheus or folders left.
     public static let restoreInstalledState = """
         [ -s /tmp/pull/sshd.pid ] && kill $(cat /tmp/pull/sshd.pid)
         systemctl stop prometheus prometheus-node-exporter
@@ -122,6 +127,9 @@ public struct BoardScenarios: Sendable {
         rm -rf /var/lib/obscura/recordings/* /var/lib/obscura/photos/* /var/lib/obscura/incoming/*
         journalctl --rotate; sleep 1.1; journalctl --vacuum-time=1s
         systemctl reset-failed obscura
-        systemctl start obscura
+        systemctl start obscura || echo "between: systemctl start obscura failed: $(systemctl is-active obscura)"
+        . board/virtual/waiting.sh
+        idle() { obscura status 2>/dev/null | grep -q '^state: idle'; }
+        wait_for 120 "the service to be idle after its start" idle
         """
 }

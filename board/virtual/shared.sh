@@ -119,6 +119,7 @@ shared_submit() {
         printf 'export OBSCURA_BOARD_TIMEOUT=%q\n' "$timeout"
         printf 'export OBSCURA_BOARD_CWD=%q\n' "$cwd"
         printf 'export OBSCURA_BOARD_SLOW=%q\n' "$slow"
+        printf 'export OBSCURA_WAIT_FACTOR=%q\n' "$wait_factor"
         for v in LANG CI LIBCAMERA_LOG_LEVELS; do
             [ -z "${!v:-}" ] || printf 'export %s=%q\n' "$v" "${!v}"
         done

@@ -5,7 +5,9 @@
 #   pause SECONDS
 #
 # wait_for runs COMMAND every 0.2 s until it succeeds or SECONDS have passed
-# on the board's monotonic clock (however long each try took). On giving up
+# on the board's monotonic clock (however long each try took), times
+# OBSCURA_WAIT_FACTOR (board/virtual/run sets it: 2 on a board slowed to
+# half a core or sharing the host with another board). On giving up
 # it says what it waited for, on standard output ("gave up after N s waiting
 # for …") so the test's failure shows it, with the service's last journal
 # lines ("gave-up journal: …") when it runs under systemd, and returns 1.
@@ -39,7 +41,7 @@ else
 fi
 
 wait_for() {
-    local bound=$1 what=$2 start
+    local bound=$(( $1 * ${OBSCURA_WAIT_FACTOR:-1} )) what=$2 start
     shift 2
     uptime_cs; start=$REPLY
     while ! "$@"; do
