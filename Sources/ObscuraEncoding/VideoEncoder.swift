@@ -101,6 +101,12 @@ public final class EncodedPacket: @unchecked Sendable {
         if packet.pointee.dts != obscura_av_nopts() { packet.pointee.dts -= base }
     }
 
+    /// A copy of the packet's bytes (compressed: a live viewer's share).
+    public var bytes: [UInt8] {
+        guard let data = packet.pointee.data, packet.pointee.size > 0 else { return [] }
+        return Array(UnsafeBufferPointer(start: data, count: Int(packet.pointee.size)))
+    }
+
     /// The packet itself, for a muxer (which takes its data).
     public var rawPacket: UnsafeMutablePointer<AVPacket> { packet }
 

@@ -265,6 +265,9 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
     public let queue = FrameQueue(policy: .bounded(4))
     public let preferredPixelFormat: PixelFormat?
     public let copies = CopyCounter()
+    /// The recording's packets for live viewers (`LiveFeed`): a viewer gets
+    /// what the recording in progress encodes, and a key frame when it joins.
+    public let live = LiveFeed()
     /// Where recording and pre-record buffering run: a thread of the output's
     /// own, since encoders poll their device and the file is written and
     /// synced there. A thread that could not be made is an error at the

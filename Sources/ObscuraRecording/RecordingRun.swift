@@ -46,6 +46,8 @@ final class RecordingRun {
     /// CPU time spent inside the encoder's calls (its own threads excluded).
     private var encoderCPU: UInt64 = 0
     private var latency = EncoderLatency()
+    /// The encoder's parameter sets as Annex B, for live viewers (made at the first one).
+    private var parameterSets: [UInt8]?
     /// Frames placed since the last report, and the pts before them.
     private var windowFrames = 0
     private var windowStartPTS: Int64?
@@ -211,7 +213,7 @@ final class RecordingRun {
         progress.skippedFrames = timeline.skippedFrames - before.skipped
         if windowStartPTS == nil { windowStartPTS = pts } else { windowFrames += 1 }
         lastPTS = pts
-        let forceKeyframe = sink.needsKeyframe(at: pts) || waitingForKeyframe
+        let forceKeyframe = sink.needsKeyframe(at: pts) || waitingForKeyframe || output.live.wantsKeyframe
         waitingForKeyframe = false
         let cpuBefore = MovieFileOutput.threadCPU()
         latency.frameIn(sensorNanoseconds: frame.timestampNanoseconds)
@@ -223,11 +225,27 @@ final class RecordingRun {
         }
         encoderCPU &+= MovieFileOutput.threadCPU() &- cpuBefore
         latency.packetsOut(packets.count)
+        share(packets, made)
         if latency.framesSincePacket >= settings.encoderStallFrames {
             throw StageFailure(message: "\(made.name) took \(latency.framesSincePacket) frames and gave back no packet"
                                + String(format: " (%.1f s)", latency.oldestWait().seconds))
         }
         return (packets, pts)
+    }
+
+    /// Packets for the live viewers, if any: each with its frame's camera time.
+    private func share(_ packets: [EncodedPacket], _ made: any VideoEncoder) {
+        guard output.live.hasViewers else { return }
+        if parameterSets == nil {
+            let p = made.codecParameters.parameters.pointee
+            let extra = p.extradata.map { Array(UnsafeBufferPointer(start: $0, count: Int(p.extradata_size))) } ?? []
+            parameterSets = AnnexB.parameterSets(fromExtradata: extra)
+        }
+        let timeline = timeline, base = made.codecParameters.timeBase
+        output.live.publish(packets, parameterSets: parameterSets ?? []) { packet in
+            let micro = base.den > 0 ? packet.pts * Int64(base.num) * 1_000_000 / Int64(base.den) : packet.pts
+            return timeline.sensorTime(pts: micro) ?? 0
+        }
     }
 
     /// The first frame's encoder: the settings' preference, as the frame allows.
