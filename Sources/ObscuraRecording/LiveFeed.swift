@@ -1,3 +1,4 @@
+import CFFmpeg
 import ObscuraEncoding
 import ObscuraSystem
 
@@ -109,6 +110,20 @@ public final class LiveFeed: Sendable {
             return s.viewers.values.map(\.wakeup)
         }
         for wakeup in woken { wakeup.signal() }
+    }
+
+    /// Queues an encoder's packets, each with its frame's camera time as
+    /// `timeline` places it; the parameter sets from the encoder's extradata.
+    func publish(_ packets: [EncodedPacket], encoder: any VideoEncoder, timeline: RecordingTimeline) {
+        guard !packets.isEmpty, hasViewers else { return }
+        let parameters = encoder.codecParameters
+        let p = parameters.parameters.pointee
+        let extra = p.extradata.map { Array(UnsafeBufferPointer(start: $0, count: Int(p.extradata_size))) } ?? []
+        let base = parameters.timeBase
+        publish(packets, parameterSets: AnnexB.parameterSets(fromExtradata: extra)) { packet in
+            let micro = base.den > 0 ? packet.pts * Int64(base.num) * 1_000_000 / Int64(base.den) : packet.pts
+            return timeline.sensorTime(pts: micro) ?? 0
+        }
     }
 
     /// The packet's bytes, the parameter sets in front of a key frame that

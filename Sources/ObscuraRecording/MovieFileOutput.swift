@@ -267,7 +267,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
     public let copies = CopyCounter()
     /// The recording's packets for live viewers (`LiveFeed`): a viewer gets
     /// what the recording in progress encodes, and a key frame when it joins.
-    public let live = LiveFeed()
+    public let live: LiveFeed
     /// Where recording and pre-record buffering run: a thread of the output's
     /// own, since encoders poll their device and the file is written and
     /// synced there. A thread that could not be made is an error at the
@@ -458,8 +458,11 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
     /// never also loses a backlog.
     public static let maxBacklog: Duration = .milliseconds(250)
 
-    public init(preferredPixelFormat: PixelFormat? = .nv12) {
+    /// `live`: the feed its packets go to (a service keeps one across the
+    /// camera's outputs, so that a viewer outlives a camera reopened).
+    public init(preferredPixelFormat: PixelFormat? = .nv12, live: LiveFeed = LiveFeed()) {
         self.preferredPixelFormat = preferredPixelFormat
+        self.live = live
         queue.maxBacklog = Self.maxBacklog
         queue.setAccepting(false)
     }
@@ -563,7 +566,9 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                 guard let pts = timeline.pts(for: frame),
                       timeline.place(frame, at: pts, dropped: { queue.dropped(after: $0, before: $1) },
                                       thinned: { queue.thinned(after: $0, before: $1) }) else { continue }
-                for packet in try encoder!.encode(frame, ptsMicroseconds: pts, keyframe: false) {
+                let packets = try encoder!.encode(frame, ptsMicroseconds: pts, keyframe: live.wantsKeyframe)
+                live.publish(packets, encoder: encoder!, timeline: timeline)
+                for packet in packets {
                     ring.append(packet, timestamp: timeline.sensorTime(pts: packet.pts) ?? frame.timestampNanoseconds)
                 }
                 let newest = frame.timestampNanoseconds

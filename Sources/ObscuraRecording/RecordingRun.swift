@@ -46,8 +46,6 @@ final class RecordingRun {
     /// CPU time spent inside the encoder's calls (its own threads excluded).
     private var encoderCPU: UInt64 = 0
     private var latency = EncoderLatency()
-    /// The encoder's parameter sets as Annex B, for live viewers (made at the first one).
-    private var parameterSets: [UInt8]?
     /// Frames placed since the last report, and the pts before them.
     private var windowFrames = 0
     private var windowStartPTS: Int64?
@@ -235,17 +233,7 @@ final class RecordingRun {
 
     /// Packets for the live viewers, if any: each with its frame's camera time.
     private func share(_ packets: [EncodedPacket], _ made: any VideoEncoder) {
-        guard output.live.hasViewers else { return }
-        if parameterSets == nil {
-            let p = made.codecParameters.parameters.pointee
-            let extra = p.extradata.map { Array(UnsafeBufferPointer(start: $0, count: Int(p.extradata_size))) } ?? []
-            parameterSets = AnnexB.parameterSets(fromExtradata: extra)
-        }
-        let timeline = timeline, base = made.codecParameters.timeBase
-        output.live.publish(packets, parameterSets: parameterSets ?? []) { packet in
-            let micro = base.den > 0 ? packet.pts * Int64(base.num) * 1_000_000 / Int64(base.den) : packet.pts
-            return timeline.sensorTime(pts: micro) ?? 0
-        }
+        output.live.publish(packets, encoder: made, timeline: timeline)
     }
 
     /// The first frame's encoder: the settings' preference, as the frame allows.

@@ -28,6 +28,8 @@ struct CameraSetup: Sendable {
     let log: @Sendable (String) -> Void
     /// The time the session judges the camera's silence by.
     let clock: any WaitingClock
+    /// The live viewers' feed, which every movie output made here feeds.
+    let live: LiveFeed
 
     /// What `open` made.
     struct Opened: Sendable {
@@ -67,7 +69,7 @@ struct CameraSetup: Sendable {
     func open(flash: GPIOFlash?, preview: Mutex<PreviewOutput?>) throws -> Opened {
         let device = try chooseDevice()
         let session = CaptureSession(log: log, clock: clock)
-        let movie = MovieFileOutput()
+        let movie = MovieFileOutput(live: live)
         let photo = PhotoOutput()
         photo.flash = flash
         photo.isRawCaptureEnabled = configuration.photoRaw

@@ -53,6 +53,7 @@ public enum ConfigurationReference {
         Table(name: "photo", about: "Photos, from the photo button or `obscura ctl photo`."),
         Table(name: "preview", about: "The camera on a display attached to the kiosk (KMS: no desktop needed)."),
         Table(name: "control", about: "The socket `obscura status` and `obscura ctl` talk to."),
+        Table(name: "live", about: "The live view: what `obscura view` shows over SSH (see docs/live-view.md)."),
         Table(name: "metrics", about: "The metrics file for node_exporter's textfile collector (see docs/metrics.md)."),
         Table(name: "usb", about: "A USB drive that recordings go to while it is plugged in (see docs/storage.md)."),
         Table(name: "overlay", about: "A caption (date, time, camera) burned into every recorded frame."),
@@ -64,7 +65,7 @@ public enum ConfigurationReference {
     public static let keys: [Key] = [
         key("board", "string", quoted(defaults.board), "a profile's name (`virtual`, `pi4b`, … in /usr/share/obscura/profiles) or the path of a profile file",
             quoted("pi4b"), "The board profile: its camera, encoder, buttons, LEDs and sensors."),
-    ] + recording + audio + photo + preview + control + metrics + usb + overlay + encryption + health + pressure
+    ] + recording + audio + photo + preview + control + live + metrics + usb + overlay + encryption + health + pressure
 }
 
 extension ConfigurationReference {
@@ -125,6 +126,13 @@ extension ConfigurationReference {
     static let control: [Key] = [
         key("control.socket", "string", quoted(defaults.controlSocket), path, quoted("/run/obscura/control.sock"),
             "The control socket (mode 0660, group obscura)."),
+    ]
+
+    static let live: [Key] = [
+        key("live.socket", "string", quoted(defaults.liveSocket), "an absolute path, or \"\" for no live view", quoted("/run/obscura/live.sock"),
+            "The socket the live view is served on (mode 0660, group obscura-view): only the SSH server's view account reaches it. No network port is opened."),
+        key("live.max_viewers", "integer", String(defaults.liveViewers), Limits.liveViewers.allowed, "4",
+            "Viewers at once; one more is refused with a message saying so."),
     ]
 
     static let metrics: [Key] = [

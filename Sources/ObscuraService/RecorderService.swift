@@ -90,6 +90,12 @@ public actor RecorderService {
     var flashMode = FlashMode.auto
     var gpio = KioskGPIO()
     var control: ControlServer?
+    /// The live view (`ServiceLive`): the viewers' feed, kept across the
+    /// camera's reopenings, and its socket.
+    let liveFeed: LiveFeed
+    var live: LiveServer?
+    /// Whether the encoder runs for the viewers alone (no recording).
+    var encodingForViewers = false
     var liveness = RecordingLiveness()
     var storageWait = StorageWaitNotice()
     var pace: RecordingPace?
@@ -130,8 +136,9 @@ public actor RecorderService {
         pressure = SystemPressure(settings: pressureSettings)
         storage = StorageTargets(configuration: configuration, logger: logger, fileWork: fileWork,
                                  driveWork: try ThreadExecutor(name: "obscura-drive"), clock: clock)
+        liveFeed = LiveFeed(limit: configuration.liveViewers)
         camera = CameraSetup(configuration: configuration, profile: profile, logger: logger, log: Self.infoLines(logger),
-                             clock: clock)
+                             clock: clock, live: liveFeed)
         status.board = profile.name
         status.preRecordSeconds = configuration.preRecordSeconds
         metricsFile = configuration.metricsFile.isEmpty ? nil : MetricsFile(path: configuration.metricsFile)
@@ -177,6 +184,7 @@ public actor RecorderService {
         control = try ControlServer(path: configuration.controlSocket, group: "obscura") { [weak self] line in
             await self?.command(line) ?? ControlReply(false, "stopping").line
         }
+        startLive()
         await openCamera()
         if state == .starting { enter(.idle) }
         await storage.trimCard()
@@ -222,6 +230,7 @@ public actor RecorderService {
         }
         gpio.close()
         control?.close()
+        live?.close()
         logger.notice("stopped")
     }
 
@@ -266,6 +275,10 @@ public actor RecorderService {
                                       previewPaused ? "paused under system pressure (\(pressure.level.name)): \($0)" : $0
                                   })
         now.cameraDown = outages.cameraDown || opened == nil
+        if live != nil {
+            let counts = liveFeed.counts
+            (now.liveViewers, now.liveBytes, now.liveSkips) = (counts.viewers, counts.bytes, counts.skips)
+        }
         return now
     }
 

@@ -36,6 +36,8 @@ extension RecorderService {
             return fail("camera: \(error)", reason: .camera)
         }
         opened = made
+        encodingForViewers = false
+        viewersChanged()
         pace = made.pace
         if pressure.level > .nominal { applyPressure() }
         status.audio = made.audio
@@ -61,6 +63,7 @@ extension RecorderService {
     func dropCamera() async {
         guard let dropped = opened else { return }
         opened = nil
+        liveOutputGone()
         _ = try? await onCameraThread { try dropped.session.stopRunning() }
         dropped.sound?.sampler.end()
     }

@@ -124,6 +124,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
         partialFolder ?? ((recordingsFolder as NSString).deletingLastPathComponent as NSString).appendingPathComponent("incoming")
     }
     public var controlSocket = "/run/obscura/control.sock"
+    /// The live view's socket ("" for none) and how many may watch at once.
+    public var liveSocket = "/run/obscura/live.sock"
+    public var liveViewers = 4
     /// nil: the board profile's device.
     public var audioDevice: String?
     public var audioCodec = AudioCodec.aac
@@ -182,6 +185,8 @@ public struct ServiceConfiguration: Sendable, Equatable {
                                      message: "opus goes only in mkv recordings; set recording.container = \"mkv\" or use aac")
         }
         controlSocket = try reader.string("control.socket") ?? controlSocket
+        liveSocket = try reader.string("live.socket") ?? liveSocket
+        liveViewers = try reader.int("live.max_viewers", Limits.liveViewers) ?? liveViewers
         previewEnabled = try reader.bool("preview.enabled") ?? false
         previewDevice = try reader.string("preview.device")
         previewGravity = try reader.string("preview.gravity", allowed: ["fit", "fill", "stretch"]) ?? "fit"
@@ -199,7 +204,8 @@ public struct ServiceConfiguration: Sendable, Equatable {
                                      message: "\"\(metricsFile)\" must end in .prom (node_exporter's textfile collector reads only those), or be \"\" for no metrics")
         }
         for (key, value) in [("recording.folder", recordingsFolder), ("photo.folder", photosFolder), ("control.socket", controlSocket),
-                             ("recording.partial_folder", partialFolder ?? "/"), ("metrics.file", metricsFile.isEmpty ? "/" : metricsFile)]
+                             ("recording.partial_folder", partialFolder ?? "/"), ("metrics.file", metricsFile.isEmpty ? "/" : metricsFile),
+                             ("live.socket", liveSocket.isEmpty ? "/" : liveSocket)]
         where !value.hasPrefix("/") {
             throw ConfigurationError(file: path, line: reader.document.values[key]?.line, key: key,
                                      message: "\"\(value)\" must be an absolute path")

@@ -32,6 +32,11 @@ public struct ServiceStatus: Sendable, Codable, Equatable {
     public var preview: String?
     /// The microphone recorded beside the video, or why there is none.
     public var audio: String?
+    /// The live view, when served: viewers now, bytes sent to viewers and
+    /// their skips to a key frame since the start.
+    public var liveViewers: Int?
+    public var liveBytes: Int?
+    public var liveSkips: Int?
     /// Frames in the recording in progress, and its measured frame rate.
     public var frames = 0
     public var framesPerSecond = 0.0

@@ -75,6 +75,8 @@ public enum Limits {
     /// A segment's length in the configuration (0: one file per recording).
     /// How often the service writes its metrics file.
     public static let metricsInterval = Limit(1...300, "seconds")
+    /// Live viewers at once.
+    public static let liveViewers = Limit(1...16, "viewers")
     public static let configSegmentSeconds = Limit(0...86_400, "seconds", special: "one file per recording")
     /// Video kept from before a trigger.
     public static let preRecordSeconds = Limit(0.001...600.0, "seconds")

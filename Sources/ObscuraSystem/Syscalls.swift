@@ -208,6 +208,15 @@ public enum Syscalls {
         }
     }
 
+    /// Ends both directions of a connected socket: a send blocked on it in
+    /// another thread returns (EPIPE). A socket already closed by its peer
+    /// (ENOTCONN) is no error.
+    public static func shutdown(_ fd: Int32, what: String) throws(SystemError) {
+        guard Glibc.shutdown(fd, Int32(SHUT_RDWR)) == 0 || Glibc.errno == ENOTCONN else {
+            throw SystemError.errno("shutdown", what)
+        }
+    }
+
     /// One receive of at most `buffer.count` bytes (EINTR retried).
     public static func receive(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, flags: Int32, what: String) throws(SystemError) -> Int {
         while true {

@@ -20,7 +20,7 @@ struct Obscura: AsyncParsableCommand {
         """,
         subcommands: [DevicesCommand.self, RecordCommand.self, StreamCommand.self, GPIOCommand.self,
                       RunCommand.self, StatusCommand.self, ControlCommand.self, ConfigCommand.self, DoctorCommand.self, PhotoCommand.self, DNGCommand.self, PreviewCommand.self, DecodeCommand.self,
-                      KeysCommand.self, PullCommand.self, CollectCommand.self, EncryptCommand.self, DecryptCommand.self, BeepCommand.self, ListenCommand.self, WatchCommand.self])
+                      KeysCommand.self, PullCommand.self, CollectCommand.self, ViewCommand.self, ViewServeCommand.self, EncryptCommand.self, DecryptCommand.self, BeepCommand.self, ListenCommand.self, WatchCommand.self])
 }
 
 /// Messages for people go to standard error; results to standard output.

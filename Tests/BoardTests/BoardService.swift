@@ -35,6 +35,8 @@ enum BoardService {
         folder = "/tmp/svc/photos"
         [control]
         socket = "\(socket)"
+        [live]
+        socket = "/tmp/svc/live.sock"
         [metrics]
         file = "/tmp/svc/obscura.prom"
         interval_seconds = 1

@@ -3,7 +3,8 @@ import TestSupport
 /// One boot of an installed kiosk (systemd, deploy/install, the service
 /// enabled) for the board tests that need nothing else: the service at boot,
 /// its buttons and a kill; the preview; `obscura doctor`; a camera and an
-/// encoder taken away mid-recording; Prometheus scraping a recording; an
+/// encoder taken away mid-recording; the live view over
+/// SSH; Prometheus scraping a recording; an
 /// encrypting service and its pull; the retrieval account (last: it installs
 /// again, with --allow-delete). Each begins with the kiosk as a fresh
 /// boot has it (BoardScenarios.restoreInstalledState). The service's start
@@ -17,6 +18,7 @@ enum KioskBoard {
             ("doctor", VirtualBoardTests.DoctorBoardTests.script),
             ("stage-camera", VirtualBoardTests.StageBoardTests.cameraScript),
             ("stage-encoder", VirtualBoardTests.StageBoardTests.encoderScript),
+            ("live-view", VirtualBoardTests.LiveViewBoardTests.script),
             ("metrics-prometheus", VirtualBoardTests.MetricsBoardTests.prometheusScript),
             ("evidence", VirtualBoardTests.EvidenceBoardTests.script),
             ("retrieval", VirtualBoardTests.RetrievalBoardTests.script),

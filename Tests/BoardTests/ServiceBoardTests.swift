@@ -214,6 +214,8 @@ extension VirtualBoardTests {
             raw = true
             [control]
             socket = "/tmp/svc/control.sock"
+            [live]
+            socket = "/tmp/svc/live.sock"
             T
             o=.build/debug/obscura
             $o run --config /tmp/svc/obscura.toml > /tmp/svc/log 2>&1 &

@@ -8,7 +8,7 @@ import Glibc
 #endif
 
 /// A client connection made by hand, to misbehave with.
-private final class RawClient {
+final class RawClient {
     let fd: Int32
     init(_ path: String) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)

@@ -3,6 +3,7 @@ import Logging
 import Testing
 import TestSupport
 import ObscuraCapture
+import ObscuraRecording
 @testable import ObscuraService
 import ObscuraSystem
 
@@ -41,7 +42,7 @@ private struct Holdings: CustomStringConvertible {
         let configuration = try ServiceConfiguration.load(path)
         let profile = try BoardProfile.load(configuration.board, from: configuration.file)
         let setup = CameraSetup(configuration: configuration, profile: profile, logger: Logger(label: "lifetime"), log: { _ in },
-                                clock: SystemWaitingClock())
+                                clock: SystemWaitingClock(), live: LiveFeed())
 
         /// One open, a frame, a stop and a drop; a loop follows the session's
         /// events, and must end with the session.

@@ -41,6 +41,7 @@ struct PatternService {
             folder = "\(folder)/photos"
             [control]
             socket = "\(folder)/control.sock"
+            \(tables.contains("[live]") ? "" : "[live]\nsocket = \"\(folder)/live.sock\"")
             [metrics]
             file = "\(metrics ?? folder + "/obscura.prom")"
             interval_seconds = \(metricsInterval)
@@ -52,9 +53,9 @@ struct PatternService {
 
     /// `recording` adds lines to the configuration's [recording] table;
     /// `metrics` is the metrics file (default: in `folder`).
-    init(in folder: String, recording: String = "", metrics: String? = nil) throws {
+    init(in folder: String, recording: String = "", metrics: String? = nil, tables: String = "") throws {
         socket = folder + "/control.sock"
-        let config = try Self.writeConfiguration(in: folder, recording: recording, metrics: metrics)
+        let config = try Self.writeConfiguration(in: folder, recording: recording, metrics: metrics, tables: tables)
         process.executableURL = URL(fileURLWithPath: packageRoot + "/.build/debug/obscura")
         process.arguments = ["run", "--config", config]
         process.standardError = standardError

@@ -238,6 +238,8 @@ private func write(_ text: String, _ name: String) -> String {
             folder = "\(dir)/photos"
             [control]
             socket = "\(dir)/control.sock"
+            [live]
+            socket = "\(dir)/live.sock"
             """, "svc.toml")
         // A notification socket standing in for systemd's.
         let notify = "\(dir)/notify"

@@ -172,13 +172,13 @@ _obscura() {
     unset 'unparsed_words[0]'
     unparsed_words=("${unparsed_words[@]}")
     case "${subcommand}" in
-    devices|record|stream|gpio|run|status|ctl|config|doctor|photo|dng|preview|decode|keys|pull|collect|encrypt|decrypt|beep|listen|watch|help)
+    devices|record|stream|gpio|run|status|ctl|config|doctor|photo|dng|preview|decode|keys|pull|collect|view|view-serve|encrypt|decrypt|beep|listen|watch|help)
         # Offer subcommand argument completions
         "_obscura_${subcommand}"
         ;;
     *)
         # Offer subcommand completions
-        COMPREPLY+=($(compgen -W 'devices record stream gpio run status ctl config doctor photo dng preview decode keys pull collect encrypt decrypt beep listen watch help' -- "${cur}"))
+        COMPREPLY+=($(compgen -W 'devices record stream gpio run status ctl config doctor photo dng preview decode keys pull collect view view-serve encrypt decrypt beep listen watch help' -- "${cur}"))
         ;;
     esac
 }
@@ -809,6 +809,57 @@ _obscura_collect() {
         return
         ;;
     '--every')
+        return
+        ;;
+    esac
+}
+
+_obscura_view() {
+    repeating_flags=()
+    non_repeating_flags=(-h --help)
+    repeating_options=()
+    non_repeating_options=(--local --player --output -i --port --known-hosts --seconds)
+    __obscura_offer_flags_options 1
+
+    # Offer option value completions
+    case "${prev}" in
+    '--local')
+        return
+        ;;
+    '--player')
+        return
+        ;;
+    '--output')
+        return
+        ;;
+    '-i')
+        return
+        ;;
+    '--port')
+        return
+        ;;
+    '--known-hosts')
+        return
+        ;;
+    '--seconds')
+        return
+        ;;
+    esac
+}
+
+_obscura_view-serve() {
+    repeating_flags=()
+    non_repeating_flags=(-h --help)
+    repeating_options=()
+    non_repeating_options=(--name --socket)
+    __obscura_offer_flags_options 0
+
+    # Offer option value completions
+    case "${prev}" in
+    '--name')
+        return
+        ;;
+    '--socket')
         return
         ;;
     esac

@@ -1,0 +1,176 @@
+import Foundation
+import ObscuraRecording
+import ObscuraSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `obscura view`'s work: the stream from the kiosk (SSH, or a local
+/// socket), its packets into a player's standard input or a file.
+struct LiveViewing {
+    let kiosk: String?
+    let local: String?
+    let player: String
+    let output: String?
+    let ssh: SSH
+    let seconds: Double?
+
+    /// How ssh reaches the kiosk.
+    struct SSH {
+        var identity: String?
+        var port: Int?
+        var knownHosts: String?
+
+        var arguments: [String] {
+            var arguments: [String] = ["-T", "-o", "BatchMode=yes"]
+            if let identity { arguments += ["-i", identity, "-o", "IdentitiesOnly=yes"] }
+            if let port { arguments += ["-p", String(port)] }
+            if let knownHosts { arguments += ["-o", "UserKnownHostsFile=\(knownHosts)", "-o", "StrictHostKeyChecking=yes"] }
+            return arguments
+        }
+    }
+
+    /// One end of the stream: a descriptor, kept open by what owns it.
+    struct End {
+        let fd: Int32
+        let owner: AnyObject?
+        func close() {
+            if let handle = owner as? FileHandle { try? handle.close() }
+            (owner as? OwnedFileDescriptor)?.close()
+        }
+    }
+
+    struct ViewError: Error, CustomStringConvertible {
+        let description: String
+        init(_ description: String) { self.description = description }
+    }
+
+    /// The players tried, in order, with their low-latency settings for a
+    /// raw stream of FORMAT on standard input and a window titled TITLE.
+    static func playerArguments(_ name: String, format: String, title: String) -> [String] {
+        switch name {
+        case "mpv":
+            return ["--no-cache", "--untimed", "--profile=low-latency", "--demuxer-lavf-format=\(format)", "--title=\(title)", "-"]
+        default:
+            return ["-hide_banner", "-loglevel", "error", "-fflags", "nobuffer", "-flags", "low_delay", "-framedrop",
+                    "-probesize", "32", "-analyzeduration", "0", "-window_title", title, "-f", format, "-i", "-"]
+        }
+    }
+
+    func run() throws {
+        let (source, ssh) = try openSource()
+        defer { Self.stop(ssh) }
+        let reader = LiveStream.Reader(fd: source.fd)
+        let codec = try Self.codec(of: reader, viaSSH: ssh != nil)
+        let (sink, shown) = try openSink(format: codec)
+        let into = shown?.executableURL?.lastPathComponent ?? output ?? ""
+        Log.note("watching \(kiosk ?? local ?? ""), \(codec), into \(into)")
+        let outcome = Result { try copy(reader, to: sink) }
+        sink.close()
+        shown?.waitUntilExit()
+        try outcome.get()
+    }
+
+    private static func stop(_ ssh: Process?) {
+        guard let ssh else { return }
+        if ssh.isRunning { ssh.terminate() }
+        ssh.waitUntilExit()
+    }
+
+    /// The stream's codec, from the kiosk's first line; one a player can show.
+    static func codec(of reader: LiveStream.Reader, viaSSH: Bool) throws -> String {
+        let header: LiveStream.Header
+        do {
+            header = try reader.header()
+        } catch let error as LiveStream.ReadError {
+            guard case .ended = error else { throw error }
+            if !viaSSH { throw ViewError("the recorder closed the live socket at once") }
+            throw ViewError("the kiosk sent nothing: ssh ended (see its message above); is this a view key, and is obscura installed there?")
+        }
+        let codec = header.codec ?? "unknown"
+        guard codec == "h264" || codec == "hevc" else {
+            throw ViewError("the kiosk records \(codec), which a live view cannot show: its recording.codec must be h264 or hevc")
+        }
+        return codec
+    }
+
+    /// Packets into the sink until the stream ends, the player goes, or --seconds.
+    private func copy(_ reader: LiveStream.Reader, to sink: End) throws {
+        let end = seconds.map { ContinuousClock.now + .milliseconds(Int($0 * 1000)) }
+        while let packet = try reader.next() {
+            guard try Self.write(packet.data, to: sink.fd, what: output ?? "the player") else { return }
+            if let end, ContinuousClock.now >= end { return }
+        }
+    }
+
+    /// Writes all of `bytes`; false when the reader has gone (the player was closed).
+    static func write(_ bytes: [UInt8], to fd: Int32, what: String) throws -> Bool {
+        do {
+            try Syscalls.writeAll(fd, bytes, path: what)
+            return true
+        } catch {
+            if error.code == EPIPE { return false }
+            throw error
+        }
+    }
+
+    /// Who watches, for the kiosk's journal.
+    static var viewerName: String {
+        let user = ProcessInfo.processInfo.environment["USER"] ?? "someone"
+        return "\(user)@\(ProcessInfo.processInfo.hostName)"
+    }
+
+    /// The stream's source: the local socket, or ssh's output.
+    private func openSource() throws -> (End, Process?) {
+        if let local {
+            let socket = try Syscalls.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), what: "AF_UNIX")
+            do {
+                try Syscalls.connect(socket.rawValue, unixPath: local)
+            } catch {
+                throw ViewError("no live view at \(local) (\(error)); is the obscura service running, with live.socket set?")
+            }
+            try Syscalls.sendAll(socket.rawValue, Array("view \(Self.viewerName) (local)\n".utf8), flags: Int32(MSG_NOSIGNAL), what: local)
+            return (End(fd: socket.rawValue, owner: socket), nil)
+        }
+        let destination = kiosk!.contains("@") ? kiosk! : "obscura-view@\(kiosk!)"
+        guard let program = Self.onPath("ssh") else { throw ViewError("ssh is not installed (Debian's package openssh-client)") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        var arguments = ssh.arguments
+        arguments += [destination, "obscura", "view-serve", "--name", Self.viewerName]
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return (End(fd: pipe.fileHandleForReading.fileDescriptor, owner: pipe.fileHandleForReading), process)
+    }
+
+    /// Where the packets go: a file, standard output, or a player's input.
+    private func openSink(format: String) throws -> (End, Process?) {
+        if output == "-" { return (End(fd: STDOUT_FILENO, owner: nil), nil) }
+        if let output {
+            let file = try Syscalls.open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            return (End(fd: file.rawValue, owner: file), nil)
+        }
+        let names = player == "auto" ? ["ffplay", "mpv"] : [player]
+        guard let name = names.first(where: { Self.onPath($0) != nil }), let path = Self.onPath(name) else {
+            throw ViewError(player == "auto"
+                ? "no player is installed: install ffplay (Debian's package ffmpeg) or mpv, or pass --output FILE"
+                : "\(player) is not installed (Debian's package \(player == "ffplay" ? "ffmpeg" : "mpv"))")
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = Self.playerArguments(name, format: format, title: "Obscura live: \(kiosk ?? "this kiosk")")
+        let pipe = Pipe()
+        process.standardInput = pipe
+        try process.run()
+        return (End(fd: pipe.fileHandleForWriting.fileDescriptor, owner: pipe.fileHandleForWriting), process)
+    }
+
+    /// A program's path on PATH, if it is there.
+    static func onPath(_ program: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        return path.split(separator: ":").map { "\($0)/\(program)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+}

@@ -1,0 +1,97 @@
+import ArgumentParser
+import Foundation
+import ObscuraRecording
+import ObscuraSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The kiosk's end of a live view: what the SSH server runs for a view key.
+struct ViewServeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "view-serve",
+        abstract: "Send the kiosk's live view to standard output (what the SSH server runs for a view key).",
+        discussion: """
+        Connects to the recorder's live socket, says who watches (--name, for \
+        the journal) and copies the stream to standard output until the viewer \
+        goes. It reads nothing from standard input. `obscura view` on another \
+        computer starts it through SSH and shows what it sends.
+        """)
+
+    @Option(help: "Who watches, for the journal (a view key's comment).") var name = "(unnamed)"
+    @Option(help: "The recorder's live socket (live.socket).") var socket = "/run/obscura/live.sock"
+
+    func run() throws {
+        signal(SIGPIPE, SIG_IGN)
+        do {
+            let connection = try Syscalls.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), what: "AF_UNIX")
+            do {
+                try Syscalls.connect(connection.rawValue, unixPath: socket)
+            } catch {
+                throw ValidationError("the recorder's live view is not reachable at \(socket) (\(error)); is the obscura service running, with live.socket set?")
+            }
+            var printable = String.UnicodeScalarView()
+            for scalar in name.unicodeScalars.prefix(200) where scalar.value >= 32 && scalar.value != 127 { printable.append(scalar) }
+            try Syscalls.sendAll(connection.rawValue, Array("view \(String(printable))\n".utf8), flags: Int32(MSG_NOSIGNAL), what: socket)
+            try Self.copy(from: connection.rawValue, to: STDOUT_FILENO)
+        } catch let error as ValidationError {
+            Log.note("error: \(error.message)")
+            throw ExitCode.failure
+        } catch {
+            Log.note("error: \(error)")
+            throw ExitCode.failure
+        }
+    }
+
+    /// Copies until the source ends or the destination goes (the viewer left: no error).
+    static func copy(from source: Int32, to destination: Int32) throws {
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = try buffer.withUnsafeMutableBytes { b throws(SystemError) in try Syscalls.read(source, into: b, path: "the live socket") }
+            if n == 0 { return }
+            guard try LiveViewing.write(Array(buffer[0..<n]), to: destination, what: "standard output") else { return }
+        }
+    }
+}
+
+/// The viewer's end: SSH to the kiosk, the stream into a player.
+struct ViewCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "view",
+        abstract: "Watch a kiosk's camera live, over SSH.",
+        discussion: """
+        Runs `ssh KIOSK obscura view-serve` (a view key runs only that, whatever \
+        is asked) and plays what comes in ffplay or mpv, whichever is installed. \
+        The kiosk opens no port of its own: the picture comes through its SSH \
+        server. While the kiosk records, the view is the recording's own \
+        stream; while it is idle, the kiosk encodes for its viewers and stops \
+        when the last one leaves.
+        """)
+
+    @Argument(help: "The kiosk: HOST or USER@HOST (default user: obscura-view).") var kiosk: String?
+    @Option(help: "A live socket on this machine instead of SSH (on the kiosk itself).") var local: String?
+    @Option(help: "The player: auto, ffplay or mpv.") var player = "auto"
+    @Option(help: "Write the stream (Annex B) to FILE (- for standard output) instead of playing it.") var output: String?
+    @Option(name: .customShort("i"), help: "The SSH identity (private key) file.") var identity: String?
+    @Option(help: "The kiosk's SSH port.") var port: Int?
+    @Option(help: "The known_hosts file the kiosk's host key is checked against (default: ssh's own).") var knownHosts: String?
+    @Option(help: "Stop after this many seconds.") var seconds: Double?
+
+    func validate() throws {
+        guard (kiosk == nil) != (local == nil) else { throw ValidationError("name a kiosk (HOST or USER@HOST) or --local SOCKET, not both") }
+        guard ["auto", "ffplay", "mpv"].contains(player) else { throw ValidationError("--player \(player): allowed are auto, ffplay, mpv") }
+        if let seconds, !(seconds > 0) { throw ValidationError("--seconds must be above 0, not \(seconds)") }
+        if let port, !(1...65535).contains(port) { throw ValidationError("--port must be 1 to 65535, not \(port)") }
+    }
+
+    func run() throws {
+        signal(SIGPIPE, SIG_IGN)
+        do {
+            let ssh = LiveViewing.SSH(identity: identity, port: port, knownHosts: knownHosts)
+            try LiveViewing(kiosk: kiosk, local: local, player: player, output: output, ssh: ssh, seconds: seconds).run()
+        } catch {
+            Log.note("error: \(error)")
+            throw ExitCode.failure
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+import TestSupport
+
+extension VirtualBoardTests {
+/// The live view on an installed kiosk, watched through the board's own
+/// sshd with `obscura view`: while idle (the encoder started for the viewer
+/// and stopped after), then while recording vimc (the recording's own
+/// stream, its file keeping every frame it took). Nothing new listens.
+@Suite struct LiveViewBoardTests {
+    static let script = #"""
+            . board/virtual/waiting.sh
+            k=/tmp/pull; mkdir -p $k /root/.ssh /run/sshd
+            ssh-keygen -q -t ed25519 -N '' -f $k/hostkey
+            ssh-keygen -q -t ed25519 -N '' -C viewer@test -f $k/user
+            cat $k/user.pub >> /root/.ssh/authorized_keys
+            /usr/sbin/sshd -p 2222 -o ListenAddress=127.0.0.1 -o PidFile=$k/sshd.pid -h $k/hostkey -E $k/sshd.log
+            echo "[127.0.0.1]:2222 $(cut -d' ' -f1,2 $k/hostkey.pub)" > $k/known_hosts
+            sshd_up() { [ -s $k/sshd.pid ]; }; wait_for 60 "sshd to start" sshd_up
+            listening() { ss -ltnuH | awk '{print $1, $5}' | sort | tr '\n' ';'; }
+            before=$(listening)
+            viewers() { obscura status --json | grep -q "\"liveViewers\":$1[,}]"; }
+            frames() { ffprobe -v error -f h264 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 "$1"; }
+            first_key() { ffprobe -v error -f h264 -show_entries frame=key_frame -of csv=p=0 "$1" | head -n 1; }
+            view() { obscura view --port 2222 -i $k/user --known-hosts $k/known_hosts root@127.0.0.1 --output $k/$1.h264 --seconds $2 2> $k/$1.err; }
+            # Idle: the service encodes for the viewer alone.
+            view idle 6 &
+            v=$!
+            wait_for 120 "the viewer to be counted" viewers 1
+            during=$(listening)
+            wait $v; echo "idle-rc=$?"; sed 's/^/idle-err: /' $k/idle.err
+            wait_for 60 "the viewer to be gone" viewers 0
+            echo "idle-frames=$(frames $k/idle.h264) first-key=$(first_key $k/idle.h264)"
+            [ "$before" = "$during" ] && echo "listening: unchanged" || echo "listening: before $before during $during"
+            echo "idle-state=$(obscura status | grep '^state:')"
+            # Recording: the viewer gets the recording's own stream.
+            obscura ctl record start 2>&1 | sed 's/^/ctl: /'
+            view recording 5; echo "recording-rc=$?"; sed 's/^/recording-err: /' $k/recording.err
+            echo "recording-frames=$(frames $k/recording.h264) first-key=$(first_key $k/recording.h264)"
+            obscura ctl record stop > /dev/null
+            ended() { journalctl -u obscura | grep -q "recording finished"; }; wait_for 120 "the recording to finish" ended
+            for f in /var/lib/obscura/recordings/*.mp4; do
+                echo "file-frames=$(ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 $f)"
+            done
+            journalctl -u obscura -o cat | grep -E "live view|recording finished" | sed 's/^/journal: /'
+            """#
+
+    @Test func aKioskIsWatchedThroughItsSSHServerIdleAndRecordingWithNothingNewListening() throws {
+        let result = try KioskBoard.board.result(of: "live-view")
+        let out = result.stdout
+        let board = BoardLines(out)
+        let lines = board.lines
+        #expect(!out.contains("gave up after"), "\(out)\(result.stderr)")
+        func value(_ prefix: String) -> String? { lines.first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) } }
+        func frames(_ prefix: String) -> (count: Int, key: Bool) {
+            let text = value(prefix) ?? ""
+            let count = Int(text.split(separator: " ").first ?? "") ?? 0
+            return (count, text.hasSuffix("first-key=1"))
+        }
+        #expect(value("idle-rc=") == "0" && value("recording-rc=") == "0", "\(out)")
+        // A few frames prove the path ran; the first is a key frame, so
+        // what a viewer gets decodes from its start.
+        let idle = frames("idle-frames="), recording = frames("recording-frames=")
+        #expect(idle.count >= 5 && idle.key, "\(out)")
+        #expect(recording.count >= 5 && recording.key, "\(out)")
+        #expect(lines.contains("listening: unchanged"), "\(out)")
+        #expect(lines.contains("idle-state=state: idle"), "\(out)")
+        // The recording took what it always takes: its file holds every
+        // frame its summary counts.
+        let summary = try #require(lines.first { $0.hasPrefix("journal: ") && $0.contains("recording finished: ") }, "\(out)")
+        let taken = summary.components(separatedBy: ", ").first { $0.hasSuffix(" frames") }.flatMap { Int($0.split(separator: " ")[0]) }
+        #expect(taken != nil && value("file-frames=").flatMap { Int($0) } == taken, "\(summary); \(value("file-frames=") ?? "no file")")
+        #expect(lines.filter { $0.hasPrefix("journal: obscura: live view started: ") }.count == 2, "\(out)")
+        #expect(lines.filter { $0.hasPrefix("journal: obscura: live view ended: ") }.count == 2, "\(out)")
+    }
+}
+}

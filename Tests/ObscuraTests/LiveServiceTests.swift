@@ -1,0 +1,107 @@
+import Foundation
+import TestSupport
+import Testing
+import ObscuraSystem
+@testable import ObscuraService
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The service's live view on its own socket, watched by the built
+/// `obscura view --local`: the test pattern encoded for a viewer while idle
+/// and the recording's own packets while recording; refusals that say why.
+@Suite(.serialized) struct LiveServiceTests {
+    /// The service on the test pattern, answering; stopped by the caller.
+    private func started(_ dir: TemporaryDirectory, tables: String = "") throws -> PatternService {
+        let service = try PatternService(in: dir.path, tables: tables)
+        let socket = service.socket
+        _ = waitUntilBlocking(within: .seconds(30), every: .milliseconds(50)) { (try? ControlServer.send("status", to: socket)) != nil }
+        return service
+    }
+
+    private func status(_ service: PatternService) throws -> ServiceStatus {
+        try JSONDecoder().decode(ServiceStatus.self, from: Data(try ControlServer.send("status", to: service.socket).utf8))
+    }
+
+    /// What the service said (its standard error), once it has stopped.
+    private func stopped(_ service: PatternService) -> String {
+        service.process.terminate()
+        service.process.waitUntilExit()
+        return String(decoding: service.standardError.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    }
+
+    /// `obscura view --local` for `seconds` into `file`.
+    private func view(_ dir: TemporaryDirectory, into file: String, seconds: Double = 2) throws -> ProcessResult {
+        try runProgram(builtObscura, ["view", "--local", dir.path + "/live.sock", "--output", file, "--seconds", String(seconds)])
+    }
+
+    /// Each frame of a raw H.264 stream: whether it is a key frame, in order.
+    private func frames(_ file: String) throws -> [Bool] {
+        let probe = try runProgram("ffprobe", ["-v", "error", "-f", "h264", "-select_streams", "v:0", "-show_entries", "frame=key_frame",
+                                               "-of", "csv=p=0", file])
+        try #require(probe.status == 0, "\(probe.stderr)")
+        return probe.stdout.split(separator: "\n").map { $0.hasPrefix("1") }
+    }
+
+    @Test func anIdleKioskEncodesForItsViewerAndStopsWhenTheViewerLeaves() throws {
+        let dir = try scratchForBuiltObscura("obscura-live")
+        let service = try started(dir)
+        defer { if service.process.isRunning { service.process.terminate() } }
+        #expect(try status(service).liveViewers == 0)
+        let viewed = try view(dir, into: dir.path + "/idle.h264")
+        #expect(viewed.status == 0, "\(viewed.stderr)")
+        // Decodable from its first frame, a key frame; a camera's worth of frames.
+        let keys = try frames(dir.path + "/idle.h264")
+        #expect(keys.count >= 10 && keys.first == true, "\(keys.count) frames, first a key frame: \(String(describing: keys.first))")
+        let after = try status(service)
+        #expect(after.state == "idle" && after.file == nil && (after.liveBytes ?? 0) > 0)
+        _ = waitUntilBlocking(within: .seconds(10), every: .milliseconds(50)) { (try? status(service).liveViewers) == 0 }
+        #expect(try status(service).liveViewers == 0)
+        let said = stopped(service)
+        #expect(said.contains("live view started: ") && said.contains("(local)") && said.contains("live view ended: "), "\(said)")
+        #expect(!FileManager.default.fileExists(atPath: dir.path + "/live.sock"), "the socket is removed at the end")
+    }
+
+    @Test func aViewerWhileRecordingGetsTheRecordingsOwnStreamAndTheFileKeepsEveryFrame() throws {
+        let dir = try scratchForBuiltObscura("obscura-live")
+        let service = try started(dir)
+        defer { if service.process.isRunning { service.process.terminate() } }
+        #expect(try ControlServer.send("record start", to: service.socket).contains("\"ok\":true"))
+        let viewed = try view(dir, into: dir.path + "/recording.h264")
+        #expect(viewed.status == 0, "\(viewed.stderr)")
+        let keys = try frames(dir.path + "/recording.h264")
+        #expect(keys.count >= 10 && keys.first == true)
+        let stop = try ControlServer.send("record stop", to: service.socket)
+        #expect(stop.contains("\"ok\":true"), "\(stop)")
+        let said = stopped(service)
+        // The recording's summary against its file: every frame it took is there.
+        let summary = try #require(said.split(separator: "\n").first { $0.contains("recording finished: ") }, "\(said)")
+        let taken = try #require(summary.components(separatedBy: ", ").first { $0.hasSuffix(" frames") }.flatMap { Int($0.split(separator: " ")[0]) })
+        // (Its name may have changed since: the one recording in the folder.)
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path + "/rec").filter { $0.hasSuffix(".mp4") }
+        try #require(files.count == 1, "\(files)")
+        #expect(try ProbedVideo.read(dir.path + "/rec/" + files[0]).frameCount == taken, "\(summary)")
+        #expect(summary.contains("dropped 0"), "\(summary)")
+    }
+
+    @Test func aViewerPastTheLimitOrWithoutItsLineIsRefusedSayingWhy() throws {
+        let dir = try scratchForBuiltObscura("obscura-live")
+        let service = try started(dir, tables: "[live]\nsocket = \"\(dir.path)/live.sock\"\nmax_viewers = 1")
+        defer { if service.process.isRunning { service.process.terminate() } }
+        let socket = dir.path + "/live.sock"
+        let first = try RawClient(socket)
+        first.send("view first\n")
+        _ = waitUntilBlocking(within: .seconds(10), every: .milliseconds(50)) { (try? status(service).liveViewers) == 1 }
+        let second = try view(dir, into: dir.path + "/second.h264")
+        #expect(second.status == 1 && second.stderr.contains("the kiosk has 1 viewers already (live.max_viewers)"), "\(second.stderr)")
+        let http = try RawClient(socket)
+        http.send("GET / HTTP/1.1\r\n\r\n")
+        #expect(http.readAll().contains("send one line \\\"view NAME\\\" first"))
+        let silent = try RawClient(socket)
+        #expect(silent.readAll().contains("\"ok\":false"), "a client that says nothing is refused at its deadline")
+        #expect(try status(service).state == "idle")
+        let said = stopped(service)
+        #expect(said.contains("live view refused: "), "\(said)")
+        withExtendedLifetime(first) {}
+    }
+}
