@@ -59,7 +59,7 @@ struct LiveViewing {
 
     func run() throws {
         let (source, ssh) = try openSource()
-        defer { Self.stop(ssh) }
+        defer { Self.stop(ssh, reading: source) }
         let reader = LiveStream.Reader(fd: source.fd)
         let codec = try Self.codec(of: reader, viaSSH: ssh != nil)
         let (sink, shown) = try openSink(format: codec)
@@ -71,9 +71,16 @@ struct LiveViewing {
         try outcome.get()
     }
 
-    private static func stop(_ ssh: Process?) {
+    /// Ends ssh: its output closed (a write to it fails), asked to end,
+    /// and killed if it has not within two seconds; then waited for.
+    private static func stop(_ ssh: Process?, reading source: End) {
+        source.close()
         guard let ssh else { return }
-        if ssh.isRunning { ssh.terminate() }
+        let pid = ssh.processIdentifier
+        kill(pid, SIGTERM)
+        let deadline = ContinuousClock.now + .seconds(2)
+        while ssh.isRunning, ContinuousClock.now < deadline { usleep(20_000) }
+        if ssh.isRunning { kill(pid, SIGKILL) }
         ssh.waitUntilExit()
     }
 
@@ -85,7 +92,7 @@ struct LiveViewing {
         } catch let error as LiveStream.ReadError {
             guard case .ended = error else { throw error }
             if !viaSSH { throw ViewError("the recorder closed the live socket at once") }
-            throw ViewError("the kiosk sent nothing: ssh ended (see its message above); is this a view key, and is obscura installed there?")
+            throw ViewError("the kiosk sent nothing: ssh ended (see its message above); is obscura installed there, and may this account reach its live view (the obscura group)?")
         }
         let codec = header.codec ?? "unknown"
         guard codec == "h264" || codec == "hevc" else {
@@ -116,7 +123,7 @@ struct LiveViewing {
 
     /// Who watches, for the kiosk's journal.
     static var viewerName: String {
-        let user = ProcessInfo.processInfo.environment["USER"] ?? "someone"
+        let user = getpwuid(getuid()).map { String(cString: $0.pointee.pw_name) } ?? "uid \(getuid())"
         return "\(user)@\(ProcessInfo.processInfo.hostName)"
     }
 
