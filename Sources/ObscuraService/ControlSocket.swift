@@ -28,7 +28,10 @@ public final class ControlServer: Sendable {
 
     /// `handler` answers one command line; it runs as a task of its own, so
     /// it may await the service (the server's thread never waits for it).
-    public init(path: String, group: String? = nil, handler: @escaping @Sendable (String) async -> String) throws {
+    /// `threads` names the server's thread and its replies' (at most 15
+    /// bytes each, as the kernel keeps them).
+    public init(path: String, group: String? = nil, threads: (server: String, replies: String) = ("obscura-control", "obscura-reply"),
+                handler: @escaping @Sendable (String) async -> String) throws {
         self.path = path
         let directory = (path as NSString).deletingLastPathComponent
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -42,9 +45,9 @@ public final class ControlServer: Sendable {
         let wakeup = try Wakeup()
         self.socket = socket
         self.wakeup = wakeup
-        let replies = try ThreadExecutor(name: "obscura-reply")
+        let replies = try ThreadExecutor(name: threads.replies)
         self.replies = replies
-        thread = try JoinableThread(name: "obscura-control") { Self.serve(socket, wakeup, replies, handler) }
+        thread = try JoinableThread(name: threads.server) { Self.serve(socket, wakeup, replies, handler) }
     }
 
     /// The longest command line, in bytes (a longer one is refused).

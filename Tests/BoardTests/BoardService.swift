@@ -25,7 +25,7 @@ import TestSupport
 /// their script with `shell: "bash"`). Needs board/virtual/waiting.sh sourced.
 enum BoardService {
     static func started(board: String, recording: String, tables: String = "",
-                        socket: String = "/tmp/svc/control.sock") -> String {
+                        socket: String = "/tmp/svc/control.sock", live: String = "/tmp/svc/live.sock") -> String {
         """
         cat > /tmp/svc/obscura.toml <<'T'
         board = "\(board)"
@@ -36,7 +36,7 @@ enum BoardService {
         [control]
         socket = "\(socket)"
         [live]
-        socket = "/tmp/svc/live.sock"
+        socket = "\(live)"
         [metrics]
         file = "/tmp/svc/obscura.prom"
         interval_seconds = 1

@@ -12,7 +12,7 @@ extension VirtualBoardTests {
 /// for a raw node runs on vimc's media device; the working folder holds the
 /// age identity `key.txt` and its `recipients.txt` the README's encryption
 /// examples name (made with age-keygen here); those that ask the service
-/// (`obscura status`, `obscura ctl`) run last, with `obscura run` up on the
+/// (`obscura status`, `obscura ctl`, `obscura view --local`) run last, with `obscura run` up on the
 /// board's profile. Each must succeed, except the
 /// few that need what the board has not (a host on the network, an H.264
 /// hardware encoder, a raw stream through libcamera, exposure controls),
@@ -53,7 +53,7 @@ extension VirtualBoardTests {
 
     /// Whether the example asks the running service (its control socket).
     static func asksTheService(_ example: String) -> Bool {
-        example.hasPrefix("obscura status") || example.hasPrefix("obscura ctl ")
+        example.hasPrefix("obscura status") || example.hasPrefix("obscura ctl ") || example.hasPrefix("obscura view --local ")
     }
 
     /// `obscura run` on the board's profile, in the background ($p), its
@@ -65,7 +65,7 @@ extension VirtualBoardTests {
             folder = "/tmp/svc/rec"
             partial_folder = "/tmp/svc/incoming"
             min_free_space_mb = 16
-            """, socket: "/run/obscura/control.sock"))
+            """, socket: "/run/obscura/control.sock", live: "/run/obscura/live.sock"))
         o=\(packageRoot)/.build/debug/obscura
 
         """

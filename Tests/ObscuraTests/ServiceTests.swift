@@ -428,18 +428,21 @@ func threadNames() -> [String] {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-control-\(getpid())-\(UInt32.random(in: 0 ... .max))").path
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = folder + "/control.sock"
-        let before = threadNames().filter { $0 == "obscura-control" }.count
-        let repliesBefore = threadNames().filter { $0 == "obscura-reply" }.count
-        var server: ControlServer? = try ControlServer(path: path) { "echo \($0)" }
+        // Its threads under names of its own: services that other suites
+        // run in this process meanwhile have theirs.
+        let names = (server: "owned-control", replies: "owned-reply")
+        let before = threadNames().filter { $0 == names.server }.count
+        let repliesBefore = threadNames().filter { $0 == names.replies }.count
+        var server: ControlServer? = try ControlServer(path: path, threads: names) { "echo \($0)" }
         #expect(try ControlServer.send("ping", to: path) == "echo ping")
-        #expect(threadNames().filter { $0 == "obscura-control" }.count == before + 1)
+        #expect(threadNames().filter { $0 == names.server }.count == before + 1)
         weak var released: ControlServer?
         released = server
         server = nil
         #expect(released == nil, "the server's thread kept it alive")
         #expect(!FileManager.default.fileExists(atPath: path))
-        #expect(threadNames().filter { $0 == "obscura-control" }.count == before, "its thread was not joined")
-        #expect(threadNames().filter { $0 == "obscura-reply" }.count == repliesBefore, "its reply thread was not joined")
+        #expect(threadNames().filter { $0 == names.server }.count == before, "its thread was not joined")
+        #expect(threadNames().filter { $0 == names.replies }.count == repliesBefore, "its reply thread was not joined")
         #expect(throws: SystemError.self) { try ControlServer.send("ping", to: path) }
     }
 
