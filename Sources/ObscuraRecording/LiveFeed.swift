@@ -99,9 +99,10 @@ public final class LiveFeed: Sendable {
     /// frame that does not begin with its own.
     public func publish(_ packets: [EncodedPacket], parameterSets: [UInt8], timestamp: (EncodedPacket) -> UInt64) {
         guard !packets.isEmpty, hasViewers else { return }
+        let now = Syscalls.monotonicNanoseconds()
         let live = packets.map { packet in
             LivePacket(data: Self.bytes(of: packet, parameterSets: parameterSets), timestamp: timestamp(packet),
-                       isKeyframe: packet.isKeyframe)
+                       isKeyframe: packet.isKeyframe, published: now)
         }
         let woken: [Wakeup] = state.withLock { s in
             for id in Array(s.viewers.keys) {
@@ -187,6 +188,18 @@ public final class LiveViewer: Sendable {
 
 /// H.264/H.265 Annex B streams: start codes before each unit.
 public enum AnnexB {
+    /// An access unit delimiter for `codec` (h264 or hevc; empty for
+    /// another): written after each frame, it tells a player's parser at once
+    /// that the frame is complete, where otherwise it waits for the next
+    /// frame's first bytes, a frame interval later.
+    public static func accessUnitDelimiter(codec: String) -> [UInt8] {
+        switch codec {
+        case "h264": [0, 0, 0, 1, 0x09, 0xf0]          // primary_pic_type 7: any slice type
+        case "hevc": [0, 0, 0, 1, 0x46, 0x01, 0x50]    // type 35, pic_type 2: any
+        default: []
+        }
+    }
+
     /// Whether `data` begins (after its start code) with a parameter set:
     /// H.264's SPS (7), or H.265's VPS (32).
     public static func beginsWithParameterSet(_ data: [UInt8]) -> Bool {

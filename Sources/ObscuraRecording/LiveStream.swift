@@ -7,14 +7,15 @@ import ObscuraSystem
 /// 1. the viewer sends one line, `view NAME`;
 /// 2. the kiosk answers one line of JSON (`Header`): `ok` and the stream's
 ///    codec, or `ok: false` and a message saying why not;
-/// 3. then packets, each a 13-byte frame header — its length (u32), its
-///    camera time in nanoseconds (u64), flags (u8, bit 0: a key frame), all
-///    big-endian — and its bytes (H.264/H.265 in Annex B).
+/// 3. then packets, each a 21-byte frame header — its length (u32), its
+///    camera time in nanoseconds (u64), when the kiosk published it
+///    (CLOCK_MONOTONIC nanoseconds, u64), flags (u8, bit 0: a key frame),
+///    all big-endian — and its bytes (H.264/H.265 in Annex B).
 public enum LiveStream {
     public struct Header: Codable, Sendable, Equatable {
         public var ok: Bool
         public var stream = "obscura-live"
-        public var version = 1
+        public var version = LiveStream.version
         public var codec: String?
         public var message: String?
 
@@ -35,13 +36,19 @@ public enum LiveStream {
     /// The largest packet a reader takes (a 4K key frame at a high bit rate is
     /// a few MiB): a longer length means the stream is not this one.
     public static let maxPacketBytes = 32 << 20
+    /// The format's version, in the header: a reader refuses another.
+    public static let version = 2
+    static let frameHeaderBytes = 21
 
     public static func frameHeader(_ packet: LivePacket) -> [UInt8] {
-        let length = UInt32(packet.data.count), time = packet.timestamp
-        var header = [UInt8](repeating: 0, count: 13)
+        let length = UInt32(packet.data.count)
+        var header = [UInt8](repeating: 0, count: frameHeaderBytes)
         for i in 0..<4 { header[i] = UInt8(truncatingIfNeeded: length >> UInt32(24 - 8 * i)) }
-        for i in 0..<8 { header[4 + i] = UInt8(truncatingIfNeeded: time >> UInt64(56 - 8 * i)) }
-        header[12] = packet.isKeyframe ? 1 : 0
+        for i in 0..<8 {
+            header[4 + i] = UInt8(truncatingIfNeeded: packet.timestamp >> UInt64(56 - 8 * i))
+            header[12 + i] = UInt8(truncatingIfNeeded: packet.published >> UInt64(56 - 8 * i))
+        }
+        header[20] = packet.isKeyframe ? 1 : 0
         return header
     }
 
@@ -83,17 +90,21 @@ public enum LiveStream {
                 throw ReadError.notAStream(String(decoding: line.prefix(200), as: UTF8.self))
             }
             guard header.ok else { throw ReadError.refused(header.message ?? "no reason given") }
+            guard header.version == LiveStream.version else {
+                throw ReadError.notAStream("version \(header.version) of the live view; this obscura reads version \(LiveStream.version): install the same release on both ends")
+            }
             return header
         }
 
         /// The next packet, or nil at the end of the stream.
         public func next() throws -> LivePacket? {
             let head: [UInt8]
-            do { head = try bytes(13) } catch ReadError.ended { return nil }
+            do { head = try bytes(frameHeaderBytes) } catch ReadError.ended { return nil }
             let length = head[0..<4].reduce(0) { $0 << 8 | Int($1) }
             let time = head[4..<12].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+            let published = head[12..<20].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
             guard length <= maxPacketBytes else { throw ReadError.tooLarge(length) }
-            return LivePacket(data: try bytes(length), timestamp: time, isKeyframe: head[12] & 1 != 0)
+            return LivePacket(data: try bytes(length), timestamp: time, isKeyframe: head[20] & 1 != 0, published: published)
         }
 
         /// Exactly `count` bytes; `ended` when the stream ends first.

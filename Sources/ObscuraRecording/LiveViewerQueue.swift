@@ -7,11 +7,16 @@ public struct LivePacket: Sendable {
     /// Camera time of the packet's frame, nanoseconds.
     public let timestamp: UInt64
     public let isKeyframe: Bool
+    /// When the encoder's packet was handed to the viewers (CLOCK_MONOTONIC,
+    /// nanoseconds; 0 when unknown): camera time to this is capture and
+    /// encoding, this to a viewer's arrival is the way there.
+    public let published: UInt64
 
-    public init(data: [UInt8], timestamp: UInt64, isKeyframe: Bool) {
+    public init(data: [UInt8], timestamp: UInt64, isKeyframe: Bool, published: UInt64 = 0) {
         self.data = data
         self.timestamp = timestamp
         self.isKeyframe = isKeyframe
+        self.published = published
     }
 }
 

@@ -3,12 +3,33 @@ import ObscuraMuxing
 import ObscuraSystem
 import ObscuraFiles
 
-/// The retrieval account's authorized keys (/etc/obscura/fetch_authorized_keys,
-/// named by the sshd drop-in). Every key is written with OpenSSH's
-/// `restrict` option — no forwarding, no terminal, no ~/.ssh/rc — on top of
-/// the account's ForceCommand internal-sftp and chroot.
+/// An account's authorized keys, named by its sshd drop-in: the retrieval
+/// account's (/etc/obscura/fetch_authorized_keys: SFTP only, chrooted) or the
+/// live view account's (/etc/obscura/view_authorized_keys: `obscura
+/// view-serve` only). Every key is written with OpenSSH's `restrict` option
+/// — no forwarding, no terminal, no ~/.ssh/rc — on top of the account's
+/// ForceCommand.
 public struct AuthorizedKeys: Sendable, Equatable {
-    public static let defaultPath = "/etc/obscura/fetch_authorized_keys"
+    public static let defaultPath = Purpose.fetch.path
+
+    /// Which account the keys open.
+    public enum Purpose: Sendable, Equatable {
+        case fetch, view
+        public var path: String {
+            switch self {
+            case .fetch: "/etc/obscura/fetch_authorized_keys"
+            case .view: "/etc/obscura/view_authorized_keys"
+            }
+        }
+        var header: String {
+            switch self {
+            case .fetch: "# Keys allowed to fetch recordings (SFTP only, read-only, chrooted). Managed by `obscura keys`."
+            case .view: "# Keys allowed to watch the live view (obscura view-serve only). Managed by `obscura keys add|list|remove --view`."
+            }
+        }
+    }
+
+    public var purpose = Purpose.fetch
 
     public struct Key: Sendable, Equatable {
         public var type: String
@@ -88,19 +109,32 @@ public struct AuthorizedKeys: Sendable, Equatable {
     }
 
     public var text: String {
-        let top = header.isEmpty
-            ? ["# Keys allowed to fetch recordings (SFTP only, read-only, chrooted). Managed by `obscura keys`."]
-            : header
+        let top = header.isEmpty ? [purpose.header] : header
         return (top + keys.map(\.line)).joined(separator: "\n") + "\n"
     }
 
-    public static func load(_ path: String) throws(RetrievalError) -> AuthorizedKeys {
-        guard FileManager.default.fileExists(atPath: path) else { return AuthorizedKeys() }
-        let text: String
-        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
-            throw RetrievalError("cannot read \(path): \(error.localizedDescription)")
+    public static func load(_ path: String, purpose: Purpose = .fetch) throws(RetrievalError) -> AuthorizedKeys {
+        var keys = AuthorizedKeys()
+        if FileManager.default.fileExists(atPath: path) {
+            let text: String
+            do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
+                throw RetrievalError("cannot read \(path): \(error.localizedDescription)")
+            }
+            do { keys = try AuthorizedKeys(text: text) } catch { throw RetrievalError("\(path): \(error.description)") }
         }
-        do { return try AuthorizedKeys(text: text) } catch { throw RetrievalError("\(path): \(error.description)") }
+        keys.purpose = purpose
+        return keys
+    }
+
+    /// The key whose blob `authInfo` names: sshd's ExposeAuthInfo file, whose
+    /// lines read `publickey TYPE BLOB` for the key that was accepted.
+    public func key(inAuthInfo authInfo: String) -> Key? {
+        for line in authInfo.split(separator: "\n") {
+            let words = line.split(separator: " ")
+            guard words.count >= 3, words[0] == "publickey" else { continue }
+            if let key = keys.first(where: { $0.blob == words[2] }) { return key }
+        }
+        return nil
     }
 
     /// Writes the file atomically (temporary file, fsync, rename), mode 0644:

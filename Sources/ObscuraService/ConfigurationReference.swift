@@ -129,7 +129,7 @@ extension ConfigurationReference {
     ]
 
     static let live: [Key] = [
-        key("live.socket", "string", quoted(defaults.liveSocket), "an absolute path, or \"\" for no live view", quoted("/run/obscura/live.sock"),
+        key("live.socket", "string", quoted(defaults.liveSocket), "an absolute path, or \"\" for no live view", quoted("/run/obscura-live/live.sock"),
             "The socket the live view is served on (mode 0660, group obscura-view): only the SSH server's view account reaches it. No network port is opened."),
         key("live.max_viewers", "integer", String(defaults.liveViewers), Limits.liveViewers.allowed, "4",
             "Viewers at once; one more is refused with a message saying so."),

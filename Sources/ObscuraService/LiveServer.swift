@@ -54,6 +54,10 @@ public final class LiveServer: Sendable {
     /// How long a viewer has to send its line.
     public static let helloDeadline: Duration = .seconds(2)
 
+    /// Why the view account cannot reach the socket, when it cannot (nil
+    /// when it can, or when there is no such account here).
+    public let accessNote: String?
+
     public init(path: String, group: String? = "obscura-view", feed: LiveFeed, codec: String,
                 changed: @escaping Changed) throws {
         self.path = path
@@ -62,9 +66,7 @@ public final class LiveServer: Sendable {
         let socket = try Syscalls.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), what: "AF_UNIX")
         try Syscalls.bind(socket.rawValue, unixPath: path)
         guard chmod(path, 0o660) == 0 else { throw SystemError.errno("chmod", path) }
-        if let group, let entry = getgrnam(group) {
-            guard chown(path, getuid(), entry.pointee.gr_gid) == 0 else { throw SystemError.errno("chown", path) }
-        }
+        accessNote = Self.groupNote(path: path, group: group)
         try Syscalls.listen(socket.rawValue, what: path)
         let wakeup = try Wakeup()
         let senders = Senders()
@@ -75,6 +77,17 @@ public final class LiveServer: Sendable {
         thread = try JoinableThread(name: "obscura-live") {
             Self.accept(socket, wakeup, senders, feed, header, changed)
         }
+    }
+
+    /// The socket takes its folder's group when the folder is setgid (as
+    /// deploy/obscura.tmpfiles makes /run/obscura-live); it is not changed
+    /// here, since the service may not chown. A note when it is not `group`.
+    static func groupNote(path: String, group: String?) -> String? {
+        guard let group, let entry = getgrnam(group) else { return nil }
+        var info = stat()
+        guard stat(path, &info) == 0 else { return "cannot read \(path)'s group: \(String(cString: strerror(errno)))" }
+        guard info.st_gid != entry.pointee.gr_gid else { return nil }
+        return "\(path) is not group \(group)'s, so the live view account cannot reach it: its folder should be group \(group) and setgid (deploy/obscura.tmpfiles makes /run/obscura-live so)"
     }
 
     /// Accepts viewers until woken by `close()`; joins senders that ended.

@@ -125,7 +125,7 @@ public struct ServiceConfiguration: Sendable, Equatable {
     }
     public var controlSocket = "/run/obscura/control.sock"
     /// The live view's socket ("" for none) and how many may watch at once.
-    public var liveSocket = "/run/obscura/live.sock"
+    public var liveSocket = "/run/obscura-live/live.sock"
     public var liveViewers = 4
     /// nil: the board profile's device.
     public var audioDevice: String?

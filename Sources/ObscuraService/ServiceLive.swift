@@ -16,6 +16,7 @@ extension RecorderService {
                 Self.journal(change, logger)
                 Task { await self?.viewersChanged() }
             }
+            if let note = live?.accessNote { logger.warning("live view: \(note)") }
         } catch {
             // The recorder goes on without it; the status says why.
             logger.error("live view: cannot serve on \(configuration.liveSocket): \(error)")

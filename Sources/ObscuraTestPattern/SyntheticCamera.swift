@@ -619,10 +619,16 @@ extension CaptureDevice {
     /// Whether `id` names the test-pattern camera (`synthetic` or `synthetic:N`).
     public static func isTestPattern(_ id: String) -> Bool { id == "synthetic" || id.hasPrefix("synthetic:") }
 
+    /// The test-pattern camera that writes each frame's camera time into its
+    /// picture (`FrameTimeCode`): what a live view's latency is measured with.
+    public static let timeStampedTestPattern = "synthetic:stamped"
+
     /// The test-pattern camera: a moving pattern with, like a Raspberry Pi
-    /// camera, a raw stream (12-bit CSI-2 packed).
+    /// camera, a raw stream (12-bit CSI-2 packed); `synthetic:stamped`
+    /// carries each frame's time in its picture as well.
     public static func testPattern(id: String) -> CaptureDevice {
         CaptureDevice(source: SyntheticCamera(id: id == "synthetic" ? "synthetic:0" : id,
-                                              rawFormats: [.srggb12CSI2Packed, .srggb12]))
+                                              rawFormats: [.srggb12CSI2Packed, .srggb12],
+                                              stampsTime: id == timeStampedTestPattern))
     }
 }

@@ -14,6 +14,8 @@ struct LiveViewing {
     let output: String?
     let ssh: SSH
     let seconds: Double?
+    /// A file for each packet's times (`--timings`).
+    var timings: String? = nil
 
     /// How ssh reaches the kiosk.
     struct SSH {
@@ -52,8 +54,11 @@ struct LiveViewing {
         case "mpv":
             return ["--no-cache", "--untimed", "--profile=low-latency", "--demuxer-lavf-format=\(format)", "--title=\(title)", "-"]
         default:
-            return ["-hide_banner", "-loglevel", "error", "-fflags", "nobuffer", "-flags", "low_delay", "-framedrop",
-                    "-probesize", "32", "-analyzeduration", "0", "-window_title", title, "-f", format, "-i", "-"]
+            // No -fflags nobuffer: with it, libavformat drops what it probed,
+            // the first key frame with it, and a stream whose next key frame is
+            // far away shows nothing until then.
+            return ["-hide_banner", "-loglevel", "error", "-flags", "low_delay", "-framedrop",
+                    "-probesize", "32768", "-analyzeduration", "0", "-window_title", title, "-f", format, "-i", "-"]
         }
     }
 
@@ -65,7 +70,7 @@ struct LiveViewing {
         let (sink, shown) = try openSink(format: codec)
         let into = shown?.executableURL?.lastPathComponent ?? output ?? ""
         Log.note("watching \(kiosk ?? local ?? ""), \(codec), into \(into)")
-        let outcome = Result { try copy(reader, to: sink) }
+        let outcome = Result { try copy(reader, codec: codec, to: sink) }
         sink.close()
         shown?.waitUntilExit()
         try outcome.get()
@@ -102,10 +107,16 @@ struct LiveViewing {
     }
 
     /// Packets into the sink until the stream ends, the player goes, or --seconds.
-    private func copy(_ reader: LiveStream.Reader, to sink: End) throws {
+    private func copy(_ reader: LiveStream.Reader, codec: String, to sink: End) throws {
+        let delimiter = AnnexB.accessUnitDelimiter(codec: codec)
         let end = seconds.map { ContinuousClock.now + .milliseconds(Int($0 * 1000)) }
+        let times = try timings.map { try Syscalls.open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
         while let packet = try reader.next() {
-            guard try Self.write(packet.data, to: sink.fd, what: output ?? "the player") else { return }
+            if let times {
+                let line = "\(packet.timestamp) \(packet.published) \(Syscalls.monotonicNanoseconds()) \(packet.isKeyframe ? 1 : 0) \(packet.data.count)\n"
+                try Syscalls.writeAll(times.rawValue, Array(line.utf8), path: timings!)
+            }
+            guard try Self.write(packet.data + delimiter, to: sink.fd, what: output ?? "the player") else { return }
             if let end, ContinuousClock.now >= end { return }
         }
     }

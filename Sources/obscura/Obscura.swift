@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import struct Synchronization.Atomic
 import ObscuraSystem
 
 @main
@@ -20,11 +21,17 @@ struct Obscura: AsyncParsableCommand {
         """,
         subcommands: [DevicesCommand.self, RecordCommand.self, StreamCommand.self, GPIOCommand.self,
                       RunCommand.self, StatusCommand.self, ControlCommand.self, ConfigCommand.self, DoctorCommand.self, PhotoCommand.self, DNGCommand.self, PreviewCommand.self, DecodeCommand.self,
-                      KeysCommand.self, PullCommand.self, CollectCommand.self, ViewCommand.self, ViewServeCommand.self, EncryptCommand.self, DecryptCommand.self, BeepCommand.self, ListenCommand.self, WatchCommand.self])
+                      KeysCommand.self, PullCommand.self, CollectCommand.self, ViewCommand.self, ViewServeCommand.self, EncryptCommand.self, DecryptCommand.self, BeepCommand.self, ListenCommand.self, WatchCommand.self, TimeCodesCommand.self])
 }
 
-/// Messages for people go to standard error; results to standard output.
+/// Messages for people go to standard error; results to standard output
+/// (standard error too when standard output carries data: `outputToStandardError`).
 enum Log {
+    private static let resultDescriptor = Atomic<Int32>(STDOUT_FILENO)
+
+    /// Results go to standard error from now on: standard output carries data.
+    static func outputToStandardError() { resultDescriptor.store(STDERR_FILENO, ordering: .relaxed) }
+
     static func note(_ text: String) {
         try? Syscalls.writeAll(STDERR_FILENO, Array("obscura: \(text)\n".utf8), path: "standard error")
     }
@@ -48,7 +55,8 @@ enum Log {
     /// program as it ends any Unix tool, by SIGPIPE, without a word.
     static func output(_ text: String) {
         do throws(SystemError) {
-            try Syscalls.writeAll(STDOUT_FILENO, Array("\(text)\n".utf8), path: "standard output")
+            let fd = resultDescriptor.load(ordering: .relaxed)
+            try Syscalls.writeAll(fd, Array("\(text)\n".utf8), path: fd == STDOUT_FILENO ? "standard output" : "standard error")
         } catch where error.code == EPIPE {
             signal(SIGPIPE, SIG_DFL)
             raise(SIGPIPE)

@@ -8,16 +8,25 @@ import ObscuraRetrieval
 struct KeysCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keys",
-        abstract: "Manage the keys that may fetch recordings over SSH (the obscura-fetch account).",
+        abstract: "Manage the keys that may fetch recordings (obscura-fetch) or watch the live view (obscura-view) over SSH.",
         discussion: """
-        Keys live in /etc/obscura/fetch_authorized_keys, each with OpenSSH's \
-        `restrict` option. The account is SFTP-only, chrooted to the recordings \
-        and photos, read-only unless installed with --allow-delete (deploy/install).
+        Retrieval keys live in /etc/obscura/fetch_authorized_keys: the account \
+        is SFTP-only, chrooted to the recordings and photos, read-only unless \
+        installed with --allow-delete (deploy/install). With --view, the keys \
+        are the live view account's, in /etc/obscura/view_authorized_keys: \
+        such a key runs `obscura view-serve` and nothing else (no files, no \
+        shell, no forwarding), and the journal names its comment when it \
+        watches. Each key is written with OpenSSH's `restrict` option.
         """,
         subcommands: [Add.self, List.self, Remove.self])
 
     struct Location: ParsableArguments {
-        @Option(help: "The authorized keys file.") var file = AuthorizedKeys.defaultPath
+        @Flag(help: "The live view account's keys (view only), not the retrieval account's.") var view = false
+        @Option(help: "The authorized keys file (default: /etc/obscura/fetch_authorized_keys; with --view, /etc/obscura/view_authorized_keys).")
+        var file: String?
+        var purpose: AuthorizedKeys.Purpose { view ? .view : .fetch }
+        var path: String { file ?? purpose.path }
+        func load() throws(RetrievalError) -> AuthorizedKeys { try AuthorizedKeys.load(path, purpose: purpose) }
     }
 
     struct Add: ParsableCommand {
@@ -35,12 +44,12 @@ struct KeysCommand: ParsableCommand {
                     guard let t = try? String(contentsOfFile: key, encoding: .utf8) else { throw RetrievalError("cannot read \(key)") }
                     text = t
                 }
-                var keys = try AuthorizedKeys.load(location.file)
+                var keys = try location.load()
                 var added = 0
                 for line in text.split(separator: "\n") where !line.trimmingCharacters(in: .whitespaces).isEmpty {
                     if try keys.add(String(line)) { added += 1 }
                 }
-                try keys.save(location.file)
+                try keys.save(location.path)
                 for k in keys.keys.suffix(added) { Log.output("added \(k.fingerprint) \(k.type) \(k.comment)") }
                 if added == 0 { Log.note("already allowed; nothing changed") }
             } catch {
@@ -55,8 +64,8 @@ struct KeysCommand: ParsableCommand {
         @OptionGroup var location: Location
         func run() throws {
             do {
-                let keys = try AuthorizedKeys.load(location.file)
-                if keys.keys.isEmpty { Log.note("no keys in \(location.file); `obscura keys add KEY.pub` allows one") }
+                let keys = try location.load()
+                if keys.keys.isEmpty { Log.note("no keys in \(location.path); `obscura keys add\(location.view ? " --view" : "") KEY.pub` allows one") }
                 for (i, k) in keys.keys.enumerated() { Log.output("\(i + 1) \(k.fingerprint) \(k.type) \(k.comment)") }
             } catch {
                 Log.note("error: \(error)")
@@ -71,9 +80,9 @@ struct KeysCommand: ParsableCommand {
         @OptionGroup var location: Location
         func run() throws {
             do {
-                var keys = try AuthorizedKeys.load(location.file)
+                var keys = try location.load()
                 let gone = try keys.remove(which)
-                try keys.save(location.file)
+                try keys.save(location.path)
                 for k in gone { Log.output("removed \(k.fingerprint) \(k.type) \(k.comment)") }
             } catch {
                 Log.note("error: \(error)")

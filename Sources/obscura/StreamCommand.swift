@@ -34,6 +34,8 @@ struct StreamCommand: AsyncParsableCommand {
     @Flag(help: "Print every metadata entry of each frame.") var metadata = false
     @Flag(help: "Print nothing per frame (events and the summary only).") var quiet = false
     @Flag(help: "Print the mean sample value of each frame's first plane.") var stats = false
+    @Option(help: "Write each frame's pixels (NV12 or YUV 4:2:0, rows packed) to FILE, - for standard output (the lines then go to standard error): a pipe into another program, e.g. ffmpeg -f rawvideo -pix_fmt nv12.")
+    var rawOutput: String?
     @Option(help: ArgumentHelp("Hold this many frames across two reconfigurations while running and check their pixels.", valueName: "frames"))
     var holdAcrossReconfiguration: Int?
 
@@ -64,11 +66,8 @@ struct StreamCommand: AsyncParsableCommand {
 
     private func stream() async throws {
         guard frames != nil || duration != nil else { throw UserFacingError("give --frames or --duration") }
-        let devices = try CaptureDevice.devices()
-        guard let device = camera.map({ id in devices.first { $0.uniqueID == id } }) ?? devices.first else {
-            if devices.isEmpty { throw CameraError.noCameras(libcameraVersion: CameraManager.libcameraVersion) }
-            throw CameraError.unknownCamera(id: camera ?? "", available: devices.map(\.uniqueID))
-        }
+        let device = try CameraChoice.device(camera)
+        let raw = try rawOutput.map { try RawFrameWriter(path: $0) }
         let session = CaptureSession(log: { Log.note($0) })
         let output = VideoDataOutput(alwaysDiscardsLateVideoFrames: false, queueDepth: 2)
         session.beginConfiguration()
@@ -116,6 +115,7 @@ struct StreamCommand: AsyncParsableCommand {
         for await frame in output.frames {
             count += 1
             try check?.step(frame)
+            try raw?.write(frame)
             if !quiet { Log.output(describe(frame)) }
             if count >= limit { break }
         }
@@ -125,6 +125,46 @@ struct StreamCommand: AsyncParsableCommand {
         eventTask.cancel()
         if let check, !check.finished { Log.output("the reconfiguration check did not finish: give it more frames") }
         Log.output("delivered \(count) frames, dropped \(output.droppedFrameCount), still held \(device.outstandingFrames)")
+        if let raw { Log.output("raw output: \(raw.copies.copies) frames, one CPU copy each (\(raw.copies.bytes) bytes)") }
+    }
+
+    /// Frames' pixels, rows packed, one frame after another (what ffmpeg's
+    /// rawvideo reads): one CPU copy of each frame, counted.
+    struct RawFrameWriter {
+        let fd: Int32
+        let owner: OwnedFileDescriptor?
+        let copies = CopyCounter()
+
+        init(path: String) throws {
+            if path == "-" {
+                fd = STDOUT_FILENO
+                owner = nil
+                Log.outputToStandardError()
+            } else {
+                let file = try Syscalls.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+                fd = file.rawValue
+                owner = file
+            }
+        }
+
+        func write(_ frame: VideoFrame) throws {
+            guard frame.format == .nv12 || frame.format == .yuv420 else {
+                throw UserFacingError("--raw-output writes NV12 or YUV 4:2:0 frames, not \(frame.format); give --size for a size the camera offers in NV12")
+            }
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(frame.size.area * 3 / 2)
+            frame.withCPUAccess { planes in
+                for (index, plane) in planes.enumerated() {
+                    let rowBytes = index == 0 || frame.format == .nv12 ? frame.size.width : frame.size.width / 2
+                    let rows = index == 0 ? frame.size.height : frame.size.height / 2
+                    for row in 0..<rows {
+                        bytes.append(contentsOf: UnsafeRawBufferPointer(start: plane.base + row * plane.stride, count: rowBytes))
+                    }
+                }
+            }
+            copies.recordCopy(bytes: bytes.count)
+            try Syscalls.writeAll(fd, bytes, path: fd == STDOUT_FILENO ? "standard output" : "--raw-output")
+        }
     }
 
     /// The --set controls (NAME=VALUE) on the camera.

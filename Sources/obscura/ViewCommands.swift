@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ObscuraRecording
+import ObscuraRetrieval
 import ObscuraSystem
 #if canImport(Glibc)
 import Glibc
@@ -19,10 +20,23 @@ struct ViewServeCommand: ParsableCommand {
         """)
 
     @Option(help: "Who watches, for the journal (a view key's comment).") var name = "(unnamed)"
-    @Option(help: "The recorder's live socket (live.socket).") var socket = "/run/obscura/live.sock"
+    @Option(help: "The recorder's live socket (live.socket).") var socket = "/run/obscura-live/live.sock"
+    @Flag(help: "Run as the live view account's forced command (sshd's ForceCommand): refuse anything but a view, and name the viewer by the SSH key's comment.")
+    var sshForced = false
 
     func run() throws {
         signal(SIGPIPE, SIG_IGN)
+        var name = name
+        if sshForced {
+            let environment = ProcessInfo.processInfo.environment
+            if let refusal = ViewAccount.refusal(originalCommand: environment["SSH_ORIGINAL_COMMAND"]) {
+                Log.note(refusal)
+                throw ExitCode.failure
+            }
+            let authInfo = environment["SSH_USER_AUTH"].flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }
+            let keys = (try? AuthorizedKeys.load(AuthorizedKeys.Purpose.view.path, purpose: .view)) ?? AuthorizedKeys()
+            name = ViewAccount.viewerName(authInfo: authInfo, keys: keys)
+        }
         do {
             let connection = try Syscalls.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), what: "AF_UNIX")
             do {
@@ -76,6 +90,8 @@ struct ViewCommand: ParsableCommand {
     @Option(help: "The kiosk's SSH port.") var port: Int?
     @Option(help: "The known_hosts file the kiosk's host key is checked against (default: ssh's own).") var knownHosts: String?
     @Option(help: "Stop after this many seconds.") var seconds: Double?
+    @Option(help: ArgumentHelp("Write each packet's times to FILE: its camera time, when the kiosk published it, when it came here (CLOCK_MONOTONIC nanoseconds; the first two are the kiosk's clock), key frame, bytes.", valueName: "file"))
+    var timings: String?
 
     func validate() throws {
         guard (kiosk == nil) != (local == nil) else { throw ValidationError("name a kiosk (HOST or USER@HOST) or --local SOCKET, not both") }
@@ -88,7 +104,9 @@ struct ViewCommand: ParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         do {
             let ssh = LiveViewing.SSH(identity: identity, port: port, knownHosts: knownHosts)
-            try LiveViewing(kiosk: kiosk, local: local, player: player, output: output, ssh: ssh, seconds: seconds).run()
+            var viewing = LiveViewing(kiosk: kiosk, local: local, player: player, output: output, ssh: ssh, seconds: seconds)
+            viewing.timings = timings
+            try viewing.run()
         } catch {
             Log.note("error: \(error)")
             throw ExitCode.failure

@@ -65,7 +65,7 @@ extension VirtualBoardTests {
             folder = "/tmp/svc/rec"
             partial_folder = "/tmp/svc/incoming"
             min_free_space_mb = 16
-            """, socket: "/run/obscura/control.sock", live: "/run/obscura/live.sock"))
+            """, socket: "/run/obscura/control.sock", live: "/run/obscura-live/live.sock"))
         o=\(packageRoot)/.build/debug/obscura
 
         """

@@ -45,6 +45,13 @@ import TestSupport
         #expect(fm.fileExists(atPath: image.path + "/etc/ssh/sshd_config.d/obscura-fetch.conf"))
         #expect(try String(contentsOfFile: image.path + "/etc/obscura/obscura.toml", encoding: .utf8).contains("board = \"virtual\""))
         #expect(try owner(image.path + "/etc/obscura/fetch_authorized_keys").mode == 0o644)
+        // The live view account: a shell only to start its forced command, and the service in its group.
+        #expect(passwd.split(separator: "\n").contains { $0.hasPrefix("obscura-view:") && $0.hasSuffix(":/bin/sh") }, "\(passwd)")
+        let group = try String(contentsOfFile: image.path + "/etc/group", encoding: .utf8)
+        #expect(group.split(separator: "\n").contains { $0.hasPrefix("obscura-view:") && $0.hasSuffix(":obscura") }, "\(group)")
+        let viewDropIn = try String(contentsOfFile: image.path + "/etc/ssh/sshd_config.d/obscura-view.conf", encoding: .utf8)
+        #expect(viewDropIn.contains("ForceCommand /usr/bin/obscura view-serve --ssh-forced"))
+        #expect(try owner(image.path + "/etc/obscura/view_authorized_keys").mode == 0o644)
         // Twice is the same as once: the configuration and the accounts stay.
         let again = try install(packageRoot, into: image.path)
         #expect(again.status == 0, "\(again.stderr)")

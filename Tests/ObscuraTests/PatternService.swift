@@ -13,13 +13,13 @@ struct PatternService {
     /// `folder`; returns the configuration's path.
     static func writeConfiguration(in folder: String, recording: String = "", metrics: String? = nil,
                                    metricsInterval: Int = 1, health: String? = nil, profile extra: String = "",
-                                   tables: String = "") throws -> String {
+                                   tables: String = "", camera: String = "synthetic") throws -> String {
         let profile = folder + "/pattern.toml", config = folder + "/obscura.toml"
         try """
             [board]
             name = "Test pattern"
             [camera]
-            id = "synthetic"
+            id = "\(camera)"
             size = "320x240"
             frame_rate = 30
             pixel_format = "NV12"
@@ -53,9 +53,11 @@ struct PatternService {
 
     /// `recording` adds lines to the configuration's [recording] table;
     /// `metrics` is the metrics file (default: in `folder`).
-    init(in folder: String, recording: String = "", metrics: String? = nil, tables: String = "") throws {
+    /// `camera` is the test pattern's id (`synthetic:stamped`: each frame's
+    /// time in its picture).
+    init(in folder: String, recording: String = "", metrics: String? = nil, tables: String = "", camera: String = "synthetic") throws {
         socket = folder + "/control.sock"
-        let config = try Self.writeConfiguration(in: folder, recording: recording, metrics: metrics, tables: tables)
+        let config = try Self.writeConfiguration(in: folder, recording: recording, metrics: metrics, tables: tables, camera: camera)
         process.executableURL = URL(fileURLWithPath: packageRoot + "/.build/debug/obscura")
         process.arguments = ["run", "--config", config]
         process.standardError = standardError

@@ -107,4 +107,30 @@ import ObscuraFiles
         }
         #expect(throws: RetrievalError.self) { try AuthorizedKeys(text: "# ok\nnonsense line\n") }
     }
+
+    @Test func aViewKeyMayOnlyWatchAndIsNamedByItsComment() throws {
+        // What `obscura view` asks for is allowed, with or without a path.
+        #expect(ViewAccount.refusal(originalCommand: "obscura view-serve --name me@desk") == nil)
+        #expect(ViewAccount.refusal(originalCommand: "/usr/bin/obscura view-serve") == nil)
+        // A shell, SFTP, another command or another obscura command is refused, saying what it asked.
+        #expect(ViewAccount.refusal(originalCommand: nil)?.hasSuffix("it asked for a shell") == true)
+        #expect(ViewAccount.refusal(originalCommand: "/usr/lib/openssh/sftp-server")?.contains("SFTP") == true)
+        #expect(ViewAccount.refusal(originalCommand: "cat /etc/passwd")?.contains("\"cat /etc/passwd\"") == true)
+        #expect(ViewAccount.refusal(originalCommand: "obscura ctl record stop") != nil)
+        #expect(ViewAccount.refusal(originalCommand: "obscura view-serveX") != nil)
+        // The key sshd accepted (ExposeAuthInfo's file) gives its comment, or its fingerprint.
+        let folder = try TemporaryDirectory()
+        let path = folder.path + "/view_authorized_keys"
+        var keys = try AuthorizedKeys.load(path, purpose: .view)
+        try keys.add(Self.key)
+        try keys.save(path)
+        let reread = try AuthorizedKeys.load(path, purpose: .view)
+        #expect(try String(contentsOfFile: path, encoding: .utf8).hasPrefix("# Keys allowed to watch the live view"))
+        let blob = Self.key.split(separator: " ")[1]
+        #expect(ViewAccount.viewerName(authInfo: "publickey ssh-ed25519 \(blob)\n", keys: reread) == "puller@desk")
+        #expect(ViewAccount.viewerName(authInfo: "publickey ssh-ed25519 AAAAother\n", keys: reread).contains("not in /etc/obscura/view_authorized_keys"))
+        var unnamed = AuthorizedKeys()
+        try unnamed.add("ssh-ed25519 \(blob)")
+        #expect(ViewAccount.viewerName(authInfo: "publickey ssh-ed25519 \(blob)", keys: unnamed) == unnamed.keys[0].fingerprint)
+    }
 }

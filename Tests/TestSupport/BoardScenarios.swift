@@ -109,6 +109,7 @@ public struct BoardScenarios: Sendable {
     public static let keepInstalledState = """
         cp /etc/obscura/obscura.toml /run/obscura-board-installed.toml
         cp /etc/obscura/fetch_authorized_keys /run/obscura-board-installed.keys
+        cp /etc/obscura/view_authorized_keys /run/obscura-board-installed.view-keys
         """
 
     /// ...and between scenarios the service as a fresh boot has it: stopped,
@@ -124,6 +125,7 @@ public struct BoardScenarios: Sendable {
         systemctl stop obscura
         cp /run/obscura-board-installed.toml /etc/obscura/obscura.toml
         cp /run/obscura-board-installed.keys /etc/obscura/fetch_authorized_keys
+        cp /run/obscura-board-installed.view-keys /etc/obscura/view_authorized_keys
         rm -rf /var/lib/obscura/recordings/* /var/lib/obscura/photos/* /var/lib/obscura/incoming/*
         journalctl --rotate; sleep 1.1; journalctl --vacuum-time=1s
         systemctl reset-failed obscura

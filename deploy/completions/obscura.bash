@@ -315,7 +315,7 @@ _obscura_stream() {
     repeating_flags=()
     non_repeating_flags=(--metadata --quiet --stats -h --help)
     repeating_options=(--set)
-    non_repeating_options=(--camera --size --preset --frames --duration --hold-across-reconfiguration)
+    non_repeating_options=(--camera --size --preset --frames --duration --raw-output --hold-across-reconfiguration)
     __obscura_offer_flags_options 0
 
     # Offer option value completions
@@ -336,6 +336,9 @@ _obscura_stream() {
         return
         ;;
     '--set')
+        return
+        ;;
+    '--raw-output')
         return
         ;;
     '--hold-across-reconfiguration')
@@ -717,7 +720,7 @@ _obscura_keys() {
 
 _obscura_keys_add() {
     repeating_flags=()
-    non_repeating_flags=(-h --help)
+    non_repeating_flags=(--view -h --help)
     repeating_options=()
     non_repeating_options=(--file)
     __obscura_offer_flags_options 1
@@ -732,7 +735,7 @@ _obscura_keys_add() {
 
 _obscura_keys_list() {
     repeating_flags=()
-    non_repeating_flags=(-h --help)
+    non_repeating_flags=(--view -h --help)
     repeating_options=()
     non_repeating_options=(--file)
     __obscura_offer_flags_options 0
@@ -747,7 +750,7 @@ _obscura_keys_list() {
 
 _obscura_keys_remove() {
     repeating_flags=()
-    non_repeating_flags=(-h --help)
+    non_repeating_flags=(--view -h --help)
     repeating_options=()
     non_repeating_options=(--file)
     __obscura_offer_flags_options 1
@@ -818,7 +821,7 @@ _obscura_view() {
     repeating_flags=()
     non_repeating_flags=(-h --help)
     repeating_options=()
-    non_repeating_options=(--local --player --output -i --port --known-hosts --seconds)
+    non_repeating_options=(--local --player --output -i --port --known-hosts --seconds --timings)
     __obscura_offer_flags_options 1
 
     # Offer option value completions
@@ -844,12 +847,15 @@ _obscura_view() {
     '--seconds')
         return
         ;;
+    '--timings')
+        return
+        ;;
     esac
 }
 
 _obscura_view-serve() {
     repeating_flags=()
-    non_repeating_flags=(-h --help)
+    non_repeating_flags=(--ssh-forced -h --help)
     repeating_options=()
     non_repeating_options=(--name --socket)
     __obscura_offer_flags_options 0
