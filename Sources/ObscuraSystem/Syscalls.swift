@@ -169,6 +169,33 @@ public enum Syscalls {
         guard connected == 0 || Glibc.errno == EINTR else { throw SystemError.errno("connect", path) }
     }
 
+    /// Binds a TCP socket to 127.0.0.1:`port` (0: one the kernel picks) and
+    /// returns the port it has.
+    public static func bindLoopback(_ fd: Int32, port: UInt16) throws(SystemError) -> UInt16 {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else { throw SystemError.errno("bind", "127.0.0.1:\(port)") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard named == 0 else { throw SystemError.errno("getsockname", "127.0.0.1:\(port)") }
+        return UInt16(bigEndian: address.sin_port)
+    }
+
+    /// Makes `fd`'s reads and writes block (or not).
+    public static func setBlocking(_ fd: Int32, _ blocking: Bool, what: String) throws(SystemError) {
+        let flags = fcntl(fd, F_GETFL)
+        guard flags >= 0, fcntl(fd, F_SETFL, blocking ? flags & ~O_NONBLOCK : flags | O_NONBLOCK) == 0 else {
+            throw SystemError.errno("fcntl", what)
+        }
+    }
+
     public static func listen(_ fd: Int32, backlog: Int32 = SOMAXCONN, what: String) throws(SystemError) {
         guard Glibc.listen(fd, backlog) == 0 else { throw SystemError.errno("listen", what) }
     }

@@ -16,6 +16,8 @@ struct LiveViewing {
     let seconds: Double?
     /// A file for each packet's times (`--timings`).
     var timings: String? = nil
+    /// `--browser`: the port of the page on 127.0.0.1 (0: any free one).
+    var browserPort: UInt16? = nil
 
     /// How ssh reaches the kiosk.
     struct SSH {
@@ -67,6 +69,7 @@ struct LiveViewing {
         defer { Self.stop(ssh, reading: source) }
         let reader = LiveStream.Reader(fd: source.fd)
         let codec = try Self.codec(of: reader, viaSSH: ssh != nil)
+        if let browserPort { return try watchInBrowser(reader, codec: codec, port: browserPort) }
         let (sink, shown) = try openSink(format: codec)
         let into = shown?.executableURL?.lastPathComponent ?? output ?? ""
         Log.note("watching \(kiosk ?? local ?? ""), \(codec), into \(into)")
@@ -117,6 +120,22 @@ struct LiveViewing {
                 try Syscalls.writeAll(times.rawValue, Array(line.utf8), path: timings!)
             }
             guard try Self.write(packet.data + delimiter, to: sink.fd, what: output ?? "the player") else { return }
+            if let end, ContinuousClock.now >= end { return }
+        }
+    }
+
+    /// The packets to a page on 127.0.0.1 (`BrowserView`) until the stream
+    /// ends or --seconds.
+    private func watchInBrowser(_ reader: LiveStream.Reader, codec: String, port: UInt16) throws {
+        guard codec == "h264" else {
+            throw ViewError("the page plays H.264, and the kiosk records \(codec): watch it in a player (without --browser)")
+        }
+        let page = try BrowserView(port: port, title: kiosk ?? local ?? "this kiosk") { Log.note($0) }
+        defer { page.close() }
+        Log.note("watching \(kiosk ?? local ?? ""): open http://127.0.0.1:\(page.port)/ in a browser on this computer")
+        let end = seconds.map { ContinuousClock.now + .milliseconds(Int($0 * 1000)) }
+        while let packet = try reader.next() {
+            page.send(packet)
             if let end, ContinuousClock.now >= end { return }
         }
     }

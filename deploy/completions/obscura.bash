@@ -819,9 +819,9 @@ _obscura_collect() {
 
 _obscura_view() {
     repeating_flags=()
-    non_repeating_flags=(-h --help)
+    non_repeating_flags=(--browser -h --help)
     repeating_options=()
-    non_repeating_options=(--local --player --output -i --port --known-hosts --seconds --timings)
+    non_repeating_options=(--local --player --output -i --port --known-hosts --seconds --timings --browser-port)
     __obscura_offer_flags_options 1
 
     # Offer option value completions
@@ -848,6 +848,9 @@ _obscura_view() {
         return
         ;;
     '--timings')
+        return
+        ;;
+    '--browser-port')
         return
         ;;
     esac
