@@ -152,6 +152,12 @@ import Glibc
         #expect(worst < 250, "capture to arrival after 2 s: worst \(worst) ms")
         let skips = try status(service).liveSkips ?? 0
         #expect(skips >= 1, "the stalled viewer skipped ahead")
+        // The metrics say so too (rewritten every second).
+        let metrics = dir.path + "/obscura.prom"
+        #expect(waitUntilBlocking(within: .seconds(10), every: .milliseconds(100)) {
+            ((try? String(contentsOfFile: metrics, encoding: .utf8)) ?? "").split(separator: "\n")
+                .contains { $0.hasPrefix("obscura_live_skips_total ") && Int($0.split(separator: " ")[1]).map { $0 >= 1 } == true }
+        }, "obscura_live_skips_total in \(metrics)")
         // What the stall kept from the viewer is 30 s of stream; the service holds at most a second of it.
         let grown = peak - before, missed = Int(bytesPerSecond * 30)
         #expect(grown < missed / 2, "resident memory grew \(grown) bytes over a stall that missed \(missed) bytes of stream")
@@ -165,6 +171,68 @@ import Glibc
         #expect(try ProbedVideo.read(dir.path + "/rec/" + files[0]).frameCount == taken, "\(summary)")
         #expect(summary.contains("dropped 0"), "\(summary)")
         print("stalled viewer: \(skips) skips, worst \(worst) ms after 2 s, resident +\(grown) bytes against \(missed) missed; \(summary)")
+    }
+
+    /// Twenty viewers connecting at once while the kiosk records: as many as
+    /// live.max_viewers (4) watch, the others are told why not; one leaves in
+    /// the middle of its first key frame, three never read. Nothing of it
+    /// reaches the recording, and a viewer afterwards gets its key frame.
+    /// `obscura view-serve` fed garbage on its standard input serves as usual.
+    @Test func twentyViewersAtOnceAndOneLeavingMidKeyFrameLeaveTheRecordingWhole() throws {
+        let dir = try scratchForBuiltObscura("obscura-live")
+        let service = try started(dir)
+        defer { if service.process.isRunning { service.process.terminate() } }
+        let socket = dir.path + "/live.sock"
+        #expect(try ControlServer.send("record start", to: service.socket).contains("\"ok\":true"))
+        var clients = try (0..<20).map { _ in try RawClient(socket) }
+        for (i, client) in clients.enumerated() { client.send("view crowd-\(i)\n") }
+        let answers = clients.map { String(decoding: Self.bytes($0.fd, until: 10), as: UTF8.self) }
+        let accepted = answers.indices.filter { answers[$0].contains("\"ok\":true") }
+        let refused = answers.filter { $0.contains("\"ok\":false") && $0.contains("has 4 viewers already") }
+        #expect(accepted.count == 4 && refused.count == 16, "\(answers)")
+        // One reads its first packet's header and half the packet, then hangs up.
+        let leaving = clients[accepted[0]].fd
+        let header = Self.bytes(leaving, count: 21)
+        try #require(header.count == 21 && header[20] & 1 == 1, "the first packet is a key frame: \(header)")
+        let length = header[0..<4].reduce(0) { $0 << 8 | Int($1) }
+        #expect(Self.bytes(leaving, count: length / 2).count == length / 2)
+        shutdown(leaving, Int32(SHUT_RDWR))
+        clients.removeAll()
+        _ = waitUntilBlocking(within: .seconds(20), every: .milliseconds(50)) { (try? status(service).liveViewers) == 0 }
+        let garbage = dir.path + "/garbage.out"
+        let served = try runProgram("/bin/sh", ["-c", "head -c 65536 /dev/urandom | timeout 3 \(builtObscura) view-serve --socket \(socket) > \(garbage)"])
+        #expect(served.status == 124, "view-serve ran until stopped: \(served.stderr)")
+        let output = try Data(contentsOf: URL(fileURLWithPath: garbage))
+        #expect(String(decoding: output.prefix(200), as: UTF8.self).hasPrefix("{\"codec\":\"h264\",\"ok\":true"), "\(output.prefix(200))")
+        #expect(output.count > 10_000, "\(output.count) bytes in 3 s")
+        let after = try view(dir, into: dir.path + "/after.h264")
+        #expect(after.status == 0, "\(after.stderr)")
+        let keys = try frames(dir.path + "/after.h264")
+        #expect(keys.count >= 10 && keys.first == true)
+        #expect(try ControlServer.send("record stop", to: service.socket).contains("\"ok\":true"))
+        let said = stopped(service)
+        #expect(said.split(separator: "\n").filter { $0.contains("live view refused: crowd-") }.count == 16, "\(said)")
+        let summary = try #require(said.split(separator: "\n").first { $0.contains("recording finished: ") }, "\(said)")
+        let taken = try #require(summary.components(separatedBy: ", ").first { $0.hasSuffix(" frames") }.flatMap { Int($0.split(separator: " ")[0]) })
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path + "/rec").filter { $0.hasSuffix(".mp4") }
+        try #require(files.count == 1, "\(files)")
+        #expect(try ProbedVideo.read(dir.path + "/rec/" + files[0]).frameCount == taken, "\(summary)")
+        #expect(summary.contains("dropped 0"), "\(summary)")
+    }
+
+    /// Bytes from `fd` up to and without `stop`, or `count` of them, whichever
+    /// comes first; what came within 10 s.
+    private static func bytes(_ fd: Int32, count: Int = .max, until stop: UInt8? = nil) -> [UInt8] {
+        var got: [UInt8] = []
+        var byte: UInt8 = 0
+        let deadline = ContinuousClock.now + .seconds(10)
+        while got.count < count, ContinuousClock.now < deadline {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, 100) > 0 else { continue }
+            guard read(fd, &byte, 1) == 1, byte != stop else { break }
+            got.append(byte)
+        }
+        return got
     }
 
     /// A process's resident memory (VmRSS), bytes.
