@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ObscuraCamera
 import ObscuraCapture
 import ObscuraHealth
 import ObscuraMedia
@@ -15,7 +16,11 @@ struct WatchCommand: AsyncParsableCommand {
         condition is declared (it held for --hold seconds) or cleared (gone for \
         --clear-after seconds); with --measures, the grid's mean, spread and detail \
         once a second, to choose thresholds for a place. Ends after --seconds \
-        (or when a file camera's frames end) with the CPU time per frame looked at.
+        with the CPU time per frame looked at.
+
+        A file camera (file:PATH) is watched once, every frame in order at its \
+        own time (the file's frame rate, from its first frame: 0 s): it ends \
+        with the file, or with --loop after --seconds of the file's time.
         """)
 
     @Option(help: "Camera id (see `obscura devices`), synthetic, or file:PATH (raw frames, with --size and --pixel-format).")
@@ -30,6 +35,7 @@ struct WatchCommand: AsyncParsableCommand {
     @Option(help: "Frames a second looked at.") var rate: Double = PictureHealthSettings().framesPerSecond
     @Option(help: "Conditions watched, comma-separated: dark, no_detail, frozen.") var conditions: String = "dark,no_detail,frozen"
     @Flag(help: "Print the grid's measures once a second.") var measures = false
+    @Flag(help: "A file camera: start the file again at its end, until --seconds of its time.") var loop = false
 
     func validate() throws {
         try Options.check {
@@ -37,7 +43,15 @@ struct WatchCommand: AsyncParsableCommand {
             try Limits.runSeconds.check(seconds, "--seconds")
             if let size { _ = try Options.size(size, "--size") }
             if let pixelFormat { _ = try Options.fourcc(pixelFormat, "--pixel-format") }
+            if loop && fileCamera == nil { throw UserFacingError("--loop goes with a file camera (--camera file:PATH)") }
         }
+    }
+
+    /// The file a file camera reads, if it is one.
+    var fileCamera: String? {
+        guard let camera else { return nil }
+        for prefix in ["file:", "dmabuf-file:"] where camera.hasPrefix(prefix) { return String(camera.dropFirst(prefix.count)) }
+        return nil
     }
 
     /// The options as the picture check takes them, each checked against its range.
@@ -71,7 +85,9 @@ struct WatchCommand: AsyncParsableCommand {
         let device = try CameraChoice.device(camera)
         let chosen = try CameraChoice.applyFormat(device, format: try pixelFormat.map { try Options.fourcc($0, "--pixel-format") },
                                                   size: try size.map { try Options.size($0, "--size") })
-        let output = VideoDataOutput(alwaysDiscardsLateVideoFrames: true, queueDepth: 1)
+        // A camera's late frames are let go, as the service does; a file's
+        // frames all come, in order (the file waits for the watch).
+        let output = VideoDataOutput(alwaysDiscardsLateVideoFrames: fileCamera == nil, queueDepth: fileCamera == nil ? 1 : 2)
         let session = CaptureSession(log: { Log.note($0) })
         session.beginConfiguration()
         try session.addInput(CaptureDeviceInput(device: device))
@@ -82,18 +98,43 @@ struct WatchCommand: AsyncParsableCommand {
             throw UserFacingError("the camera delivers \(format), whose luma the picture check cannot read; give --pixel-format NV12 (or another YUV or RGB format)")
         }
         try session.startRunning()
-        let stopper = Task {
+        // A file ends by its own frames and time (`follow`); a camera after --seconds.
+        let stopper = Task { [fileCamera] in
+            guard fileCamera == nil else { return }
             try? await Task.sleep(for: .checkedSeconds(seconds))
             output.queue.close()
         }
-        let summary = await follow(output.frames, settings: settings)
+        let end = try fileCamera.map { path in
+            try FileEnd(path: path, stream: session.activeConfiguration?.streams.first, loop: loop, seconds: seconds)
+        }
+        let summary = await follow(output.frames, settings: settings, end: end)
         stopper.cancel()
         if session.state != .stopped { try session.stopRunning() }
         Log.output(summary)
     }
 
     /// Looks at the frames until they end; the summary line.
-    private func follow(_ frames: VideoDataFrames, settings: PictureHealthSettings) async -> String {
+    /// Where a file camera's watch ends: after the file's last frame, or
+    /// with --loop after --seconds of the file's time.
+    struct FileEnd {
+        let frames: Int
+        let loop: Bool
+        let nanoseconds: UInt64
+
+        init(path: String, stream: StreamConfiguration?, loop: Bool, seconds: Double) throws {
+            guard let stream, let info = stream.pixelFormat.info else { throw UserFacingError("the file camera has no stream") }
+            let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+            frames = size / info.bytesPerFrame(width: stream.size.width, height: stream.size.height)
+            self.loop = loop
+            nanoseconds = UInt64(seconds * 1e9)
+        }
+
+        func reached(sequence: UInt32, since first: UInt64) -> Bool {
+            loop ? first >= nanoseconds : Int(sequence) >= frames
+        }
+    }
+
+    private func follow(_ frames: VideoDataFrames, settings: PictureHealthSettings, end: FileEnd? = nil) async -> String {
         var health = PictureHealth(settings: settings)
         var delivered = 0, cpu: UInt64 = 0
         var first: UInt64?, lastMeasure: UInt64 = 0
@@ -110,6 +151,7 @@ struct WatchCommand: AsyncParsableCommand {
                 lastMeasure = frame.timestampNanoseconds
                 Log.output(String(format: "%.1f s: mean %.1f spread %.1f detail %.2f", at, m.mean, m.spread, m.detail))
             }
+            if let end, end.reached(sequence: frame.sequence, since: frame.timestampNanoseconds &- start) { break }
         }
         let perFrame = health.looked == 0 ? 0 : Double(cpu) / Double(health.looked) / 1000
         let now = health.declared.map(\.rawValue).sorted().joined(separator: ", ")

@@ -50,6 +50,34 @@ import TestSupport
         #expect(refused.stderr.contains("BGR888 (BG24)") && refused.stderr.contains("NV12"), "\(refused.stderr)")
     }
 
+    /// A file camera is watched once, every frame in order at its own time:
+    /// a 16 s file dark for its first 7 s is declared dark once, at the hold,
+    /// and cleared once, when the picture came back and stayed so for
+    /// --clear-after; the watch ends with the file. With --loop it goes on.
+    @Test func aFileDarkForItsFirstSevenSecondsIsDeclaredDarkOnceAndClearedOnce() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: obscura), "build first: swift build")
+        let dir = try TemporaryDirectory()
+        let file = dir.path + "/dark7.nv12"
+        let made = try runProgram("ffmpeg", ["-loglevel", "error", "-f", "lavfi", "-i", "color=c=black:s=320x240:r=30:d=7",
+                                             "-f", "lavfi", "-i", "testsrc2=s=320x240:r=30:d=9",
+                                             "-filter_complex", "[0:v][1:v]concat=n=2:v=1[v]", "-map", "[v]",
+                                             "-pix_fmt", "nv12", "-f", "rawvideo", file])
+        try #require(made.status == 0, "\(made.stderr)")
+        let watched = try runProgram(obscura, ["watch", "--camera", "file:" + file, "--size", "320x240", "--pixel-format", "NV12",
+                                               "--conditions", "dark", "--hold", "3", "--clear-after", "2"], cwd: packageRoot)
+        #expect(watched.status == 0, "\(watched.stderr)")
+        let lines = watched.stdout.split(separator: "\n").map(String.init)
+        func times(_ what: String) -> [Double] { lines.filter { $0.contains(what) }.compactMap { Double($0.prefix { $0 != " " }) } }
+        let declared = times("dark declared"), cleared = times("dark cleared")
+        // At the frames' own times: the hold after 0 s; the clearing after 7 s.
+        #expect(declared.count == 1 && (3.0...4.0).contains(declared[0]), "\(watched.stdout)")
+        #expect(cleared.count == 1 && (9.0...10.0).contains(cleared[0]), "\(watched.stdout)")
+        #expect(lines.last?.contains("of 480 frames") == true, "every frame of the file, once: \(watched.stdout)")
+        let looped = try runProgram(obscura, ["watch", "--camera", "file:" + file, "--size", "320x240", "--pixel-format", "NV12",
+                                              "--conditions", "dark", "--hold", "3", "--loop", "--seconds", "40"], cwd: packageRoot)
+        #expect(looped.stdout.split(separator: "\n").filter { $0.contains("dark declared") }.count == 3, "\(looped.stdout)")
+    }
+
     /// --frame-rate sets the camera (the timestamps show it) and
     /// --keyframe-interval the distance between keyframes; a rate the camera
     /// cannot run at is refused with the range it can.
