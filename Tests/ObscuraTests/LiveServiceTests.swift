@@ -75,13 +75,7 @@ import Glibc
         #expect(stop.contains("\"ok\":true"), "\(stop)")
         let said = stopped(service)
         // The recording's summary against its file: every frame it took is there.
-        let summary = try #require(said.split(separator: "\n").first { $0.contains("recording finished: ") }, "\(said)")
-        let taken = try #require(summary.components(separatedBy: ", ").first { $0.hasSuffix(" frames") }.flatMap { Int($0.split(separator: " ")[0]) })
-        // (Its name may have changed since: the one recording in the folder.)
-        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path + "/rec").filter { $0.hasSuffix(".mp4") }
-        try #require(files.count == 1, "\(files)")
-        #expect(try ProbedVideo.read(dir.path + "/rec/" + files[0]).frameCount == taken, "\(summary)")
-        #expect(summary.contains("dropped 0"), "\(summary)")
+        _ = try keptEveryFrame(said, in: dir)
     }
 
     @Test func aViewerPastTheLimitOrWithoutItsLineIsRefusedSayingWhy() throws {
@@ -164,12 +158,7 @@ import Glibc
         let stop = try ControlServer.send("record stop", to: service.socket)
         #expect(stop.contains("\"ok\":true"), "\(stop)")
         let said = stopped(service)
-        let summary = try #require(said.split(separator: "\n").first { $0.contains("recording finished: ") }, "\(said)")
-        let taken = try #require(summary.components(separatedBy: ", ").first { $0.hasSuffix(" frames") }.flatMap { Int($0.split(separator: " ")[0]) })
-        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path + "/rec").filter { $0.hasSuffix(".mp4") }
-        try #require(files.count == 1, "\(files)")
-        #expect(try ProbedVideo.read(dir.path + "/rec/" + files[0]).frameCount == taken, "\(summary)")
-        #expect(summary.contains("dropped 0"), "\(summary)")
+        let summary = try keptEveryFrame(said, in: dir)
         print("stalled viewer: \(skips) skips, worst \(worst) ms after 2 s, resident +\(grown) bytes against \(missed) missed; \(summary)")
     }
 
@@ -212,12 +201,7 @@ import Glibc
         #expect(try ControlServer.send("record stop", to: service.socket).contains("\"ok\":true"))
         let said = stopped(service)
         #expect(said.split(separator: "\n").filter { $0.contains("live view refused: crowd-") }.count == 16, "\(said)")
-        let summary = try #require(said.split(separator: "\n").first { $0.contains("recording finished: ") }, "\(said)")
-        let taken = try #require(summary.components(separatedBy: ", ").first { $0.hasSuffix(" frames") }.flatMap { Int($0.split(separator: " ")[0]) })
-        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path + "/rec").filter { $0.hasSuffix(".mp4") }
-        try #require(files.count == 1, "\(files)")
-        #expect(try ProbedVideo.read(dir.path + "/rec/" + files[0]).frameCount == taken, "\(summary)")
-        #expect(summary.contains("dropped 0"), "\(summary)")
+        _ = try keptEveryFrame(said, in: dir)
     }
 
     /// Bytes from `fd` up to and without `stop`, or `count` of them, whichever
@@ -233,6 +217,19 @@ import Glibc
             got.append(byte)
         }
         return got
+    }
+
+    /// The recording's summary (what the service said), checked against its
+    /// file, the one recording in the folder (its name may have changed
+    /// since): the file holds every frame the summary counts, none dropped.
+    private func keptEveryFrame(_ said: String, in dir: TemporaryDirectory) throws -> String {
+        let summary = try #require(said.split(separator: "\n").first { $0.contains("recording finished: ") }, "\(said)")
+        let taken = try #require(summary.components(separatedBy: ", ").first { $0.hasSuffix(" frames") }.flatMap { Int($0.split(separator: " ")[0]) })
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path + "/rec").filter { $0.hasSuffix(".mp4") }
+        try #require(files.count == 1, "\(files)")
+        #expect(try ProbedVideo.read(dir.path + "/rec/" + files[0]).frameCount == taken, "\(summary)")
+        #expect(summary.contains("dropped 0"), "\(summary)")
+        return String(summary)
     }
 
     /// A process's resident memory (VmRSS), bytes.
