@@ -148,11 +148,10 @@ extension ServiceStatus {
         m.add("obscura_recordings_finished_total", .counter, "Recording files finished (each segment counts).", Double(recordings))
         m.add("obscura_recordings_failed_total", .counter, "Recordings ended by a failure (disk full, camera lost, encoder error); what they held is finalized.", Double(recordingsFailed))
         m.add("obscura_photos_total", .counter, "Photos taken.", Double(photos))
-        if let viewers = liveViewers {
-            m.add("obscura_live_viewers", .gauge, "Live viewers watching now (obscura view).", Double(viewers))
-            m.add("obscura_live_sent_bytes_total", .counter, "Bytes of video sent to live viewers since the service started.", Double(liveBytes ?? 0))
-            m.add("obscura_live_skips_total", .counter, "Times a live viewer fell behind and skipped ahead to a key frame.", Double(liveSkips ?? 0))
-        }
+        // (0 with no live view: a series that is always there.)
+        m.add("obscura_live_viewers", .gauge, "Live viewers watching now (obscura view).", Double(liveViewers ?? 0))
+        m.add("obscura_live_sent_bytes_total", .counter, "Bytes of video sent to live viewers since the service started.", Double(liveBytes ?? 0))
+        m.add("obscura_live_skips_total", .counter, "Times a live viewer fell behind and skipped ahead to a key frame.", Double(liveSkips ?? 0))
         if let at = lastErrorTime, let reason = lastErrorReason {
             m.add("obscura_last_error_timestamp_seconds", .gauge,
                   "When the last error happened (Unix time); the label says what kind (the journal and obscura status say what).",

@@ -34,7 +34,7 @@ struct StreamCommand: AsyncParsableCommand {
     @Flag(help: "Print every metadata entry of each frame.") var metadata = false
     @Flag(help: "Print nothing per frame (events and the summary only).") var quiet = false
     @Flag(help: "Print the mean sample value of each frame's first plane.") var stats = false
-    @Option(help: "Write each frame's pixels (NV12 or YUV 4:2:0, rows packed) to FILE, - for standard output (the lines then go to standard error): a pipe into another program, e.g. ffmpeg -f rawvideo -pix_fmt nv12.")
+    @Option(help: "Write each frame's pixels (NV12 or YUV 4:2:0, rows packed) to FILE (.yuv, .nv12 or .raw), - for standard output (the lines then go to standard error): a pipe into another program, e.g. ffmpeg -f rawvideo -pix_fmt nv12.")
     var rawOutput: String?
     @Option(help: ArgumentHelp("Hold this many frames across two reconfigurations while running and check their pixels.", valueName: "frames"))
     var holdAcrossReconfiguration: Int?
@@ -57,6 +57,7 @@ struct StreamCommand: AsyncParsableCommand {
                 }
             }
             if frames == nil && duration == nil { throw UserFacingError("give --frames or --duration") }
+            if let rawOutput, rawOutput != "-" { try Options.outputFile(rawOutput, "--raw-output", extensions: ["yuv", "nv12", "raw"]) }
         }
     }
 

@@ -392,7 +392,7 @@ private func write(_ text: String, _ name: String) -> String {
         defer { try? FileManager.default.removeItem(atPath: control) }
         #expect(try runProgram("dpkg-deb", ["-e", deb, control]).status == 0)
         #expect(try String(contentsOfFile: control + "/conffiles", encoding: .utf8)
-                == "/etc/obscura/obscura.toml\n/etc/ssh/sshd_config.d/obscura-fetch.conf\n")
+                == "/etc/obscura/obscura.toml\n/etc/ssh/sshd_config.d/obscura-fetch.conf\n/etc/ssh/sshd_config.d/obscura-view.conf\n")
         let postinst = try String(contentsOfFile: control + "/postinst", encoding: .utf8)
         #expect(postinst.contains("systemd-sysusers"))
         // The retrieval account's folders in /srv are made on the kiosk, not shipped (Debian's policy).

@@ -972,7 +972,7 @@ _obscura_listen() {
 
 _obscura_watch() {
     repeating_flags=()
-    non_repeating_flags=(--measures -h --help)
+    non_repeating_flags=(--measures --loop -h --help)
     repeating_options=()
     non_repeating_options=(--camera --size --pixel-format --seconds --dark-luma --flat-detail --hold --clear-after --rate --conditions)
     __obscura_offer_flags_options 0

@@ -83,7 +83,7 @@ function __obscura_parse_tokens -S
         case 'listen'
             __obscura_parse_subcommand 0 'device=' 'seconds=' 'interval=' 'rate=' 'channels=' 'h/help'
         case 'watch'
-            __obscura_parse_subcommand 0 'camera=' 'size=' 'pixel-format=' 'seconds=' 'dark-luma=' 'flat-detail=' 'hold=' 'clear-after=' 'rate=' 'conditions=' 'measures' 'h/help'
+            __obscura_parse_subcommand 0 'camera=' 'size=' 'pixel-format=' 'seconds=' 'dark-luma=' 'flat-detail=' 'hold=' 'clear-after=' 'rate=' 'conditions=' 'measures' 'loop' 'h/help'
         case 'help'
             __obscura_parse_subcommand -r 1 
         end
@@ -216,7 +216,7 @@ complete -c 'obscura' -n '__obscura_should_offer_completions_for_flags_or_option
 complete -c 'obscura' -n '__obscura_should_offer_completions_for_flags_or_options "obscura stream" metadata' -l 'metadata' -d 'Print every metadata entry of each frame.'
 complete -c 'obscura' -n '__obscura_should_offer_completions_for_flags_or_options "obscura stream" quiet' -l 'quiet' -d 'Print nothing per frame (events and the summary only).'
 complete -c 'obscura' -n '__obscura_should_offer_completions_for_flags_or_options "obscura stream" stats' -l 'stats' -d 'Print the mean sample value of each frame\'s first plane.'
-complete -c 'obscura' -n '__obscura_should_offer_completions_for_flags_or_options "obscura stream" raw-output' -l 'raw-output' -d 'Write each frame\'s pixels (NV12 or YUV 4:2:0, rows packed) to FILE, - for standard output (the lines then go to standard error): a pipe into another program, e.g. ffmpeg -f rawvideo -pix_fmt nv12.' -rfka ''
+complete -c 'obscura' -n '__obscura_should_offer_completions_for_flags_or_options "obscura stream" raw-output' -l 'raw-output' -d 'Write each frame\'s pixels (NV12 or YUV 4:2:0, rows packed) to FILE (.yuv, .nv12 or .raw), - for standard output (the lines then go to standard error): a pipe into another program, e.g. ffmpeg -f rawvideo -pix_fmt nv12.' -rfka ''
 complete -c 'obscura' -n '__obscura_should_offer_completions_for_flags_or_options "obscura stream" hold-across-reconfiguration' -l 'hold-across-reconfiguration' -d 'Hold this many frames across two reconfigurations while running and check their pixels.' -rfka ''
 complete -c 'obscura' -n '__obscura_should_offer_completions_for_flags_or_options "obscura stream" h help' -s 'h' -l 'help' -d 'Show help information.'
 complete -c 'obscura' -n '__obscura_should_offer_completions_for_flags_or_options "obscura gpio" h help' -s 'h' -l 'help' -d 'Show help information.'
@@ -379,4 +379,5 @@ complete -c 'obscura' -n '__obscura_should_offer_completions_for_flags_or_option
 complete -c 'obscura' -n '__obscura_should_offer_completions_for_flags_or_options "obscura watch" rate' -l 'rate' -d 'Frames a second looked at.' -rfka ''
 complete -c 'obscura' -n '__obscura_should_offer_completions_for_flags_or_options "obscura watch" conditions' -l 'conditions' -d 'Conditions watched, comma-separated: dark, no_detail, frozen.' -rfka ''
 complete -c 'obscura' -n '__obscura_should_offer_completions_for_flags_or_options "obscura watch" measures' -l 'measures' -d 'Print the grid\'s measures once a second.'
+complete -c 'obscura' -n '__obscura_should_offer_completions_for_flags_or_options "obscura watch" loop' -l 'loop' -d 'A file camera: start the file again at its end, until --seconds of its time.'
 complete -c 'obscura' -n '__obscura_should_offer_completions_for_flags_or_options "obscura watch" h help' -s 'h' -l 'help' -d 'Show help information.'
