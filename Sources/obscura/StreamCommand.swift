@@ -69,6 +69,9 @@ struct StreamCommand: AsyncParsableCommand {
         guard frames != nil || duration != nil else { throw UserFacingError("give --frames or --duration") }
         let device = try CameraChoice.device(camera)
         let raw = try rawOutput.map { try RawFrameWriter(path: $0) }
+        // The raw frames' writes block on the reader (a pipe): on a thread of their own, never Swift's pool.
+        let rawThread = try raw.map { _ in try ThreadExecutor(name: "obscura-raw-out") }
+        defer { rawThread?.shutDown() }
         let session = CaptureSession(log: { Log.note($0) })
         let output = VideoDataOutput(alwaysDiscardsLateVideoFrames: false, queueDepth: 2)
         session.beginConfiguration()
@@ -116,7 +119,9 @@ struct StreamCommand: AsyncParsableCommand {
         for await frame in output.frames {
             count += 1
             try check?.step(frame)
-            try raw?.write(frame)
+            if let raw, let rawThread {
+                try await Task.detached(executorPreference: rawThread) { try raw.write(frame) }.value
+            }
             if !quiet { Log.output(describe(frame)) }
             if count >= limit { break }
         }
@@ -131,7 +136,7 @@ struct StreamCommand: AsyncParsableCommand {
 
     /// Frames' pixels, rows packed, one frame after another (what ffmpeg's
     /// rawvideo reads): one CPU copy of each frame, counted.
-    struct RawFrameWriter {
+    struct RawFrameWriter: Sendable {
         let fd: Int32
         let owner: OwnedFileDescriptor?
         let copies = CopyCounter()
