@@ -88,6 +88,71 @@ public struct LumaGrid: Sendable, Equatable {
         }
     }
 
+    /// Fine detail at each point: the sum of absolute differences between
+    /// neighbouring pixels, across 9 pixels of the point's row and of the
+    /// row below (16 differences, 0–4080): what a lens out of focus loses
+    /// and a coarse grid cannot see. Row by row as `sample`; nil as it.
+    public func sampleFine(_ frame: VideoFrame) -> [UInt16]? {
+        guard let layout = Self.layout(of: frame.format), frame.size.width > 9, frame.size.height > 1 else { return nil }
+        return frame.withCPUAccess { planes -> [UInt16]? in
+            guard let plane = planes.first else { return nil }
+            return sampleFine(plane, size: frame.size, layout: layout)
+        }
+    }
+
+    func sampleFine(_ plane: FramePlane, size: PixelSize, layout: Layout) -> [UInt16]? {
+        let bytes = plane.base.assumingMemoryBound(to: UInt8.self)
+        let span = 9
+        let pixelBytes = switch layout {
+        case .direct(_, let stride), .rgb(_, _, _, let stride): stride
+        }
+        let lastRow = min((2 * rows - 1) * size.height / (2 * rows) + 1, size.height - 1)
+        guard lastRow * plane.stride + size.width * pixelBytes <= plane.length else { return nil }
+        let firsts = (0..<columns).map { column in
+            min(max(0, (2 * column + 1) * size.width / (2 * columns) - span / 2), size.width - span)
+        }
+        return [UInt16](unsafeUninitializedCapacity: columns * rows) { values, count in
+            var i = 0
+            for row in 0..<rows {
+                let y = min((2 * row + 1) * size.height / (2 * rows), size.height - 2)
+                for column in 0..<columns {
+                    var sum = 0
+                    for line in 0..<2 {
+                        let start = bytes + (y + line) * plane.stride + firsts[column] * pixelBytes
+                        if case .direct(let offset, 1) = layout {
+                            // (Luma byte by byte, the usual case: no layout per pixel.)
+                            let p = start + offset
+                            for x in 1..<span {
+                                let d = Int(p[x]) &- Int(p[x - 1])
+                                sum &+= d < 0 ? -d : d
+                            }
+                            continue
+                        }
+                        var previous = Self.luma(start, layout: layout)
+                        for x in 1..<span {
+                            let v = Self.luma(start + x * pixelBytes, layout: layout)
+                            let d = v &- previous
+                            sum &+= d < 0 ? -d : d
+                            previous = v
+                        }
+                    }
+                    values[i] = UInt16(truncatingIfNeeded: sum)
+                    i &+= 1
+                }
+            }
+            count = columns * rows
+        }
+    }
+
+    /// One pixel's luma.
+    @inline(__always)
+    static func luma(_ p: UnsafePointer<UInt8>, layout: Layout) -> Int {
+        switch layout {
+        case .direct(let offset, _): Int(p[offset])
+        case .rgb(let red, let green, let blue, _): (77 &* Int(p[red]) &+ 150 &* Int(p[green]) &+ 29 &* Int(p[blue])) >> 8
+        }
+    }
+
     /// The luma of `pixels` pixels from `start`, summed.
     @inline(__always)
     static func blockSum(_ start: UnsafePointer<UInt8>, pixels: Int, layout: Layout) -> Int {

@@ -30,8 +30,25 @@ public struct PictureHealthSettings: Sendable, Equatable {
     /// The most frames a second looked at (the rest pass by untouched).
     public var framesPerSecond = 5.0
     public var grid = LumaGrid()
+    /// The tampering conditions watched (judged against the scene learned,
+    /// `TamperWatch`); empty: none, and no fine detail is sampled.
+    public var tampering: Set<TamperCondition> = Set(TamperCondition.allCases)
 
     public init() {}
+
+    /// The tampering watch's settings: these conditions, with this hold.
+    public var tamper: TamperSettings {
+        var t = TamperSettings()
+        t.watched = tampering
+        (t.hold, t.clearAfter) = (hold, clearAfter)
+        return t
+    }
+
+    /// Every condition's name, the picture's then tampering's.
+    public static let conditionNames = PictureCondition.allCases.map(\.rawValue) + TamperCondition.allCases.map(\.rawValue)
+
+    /// Every condition watched, by name.
+    public var watchedNames: [String] { (watched.map(\.rawValue) + tampering.map(\.rawValue)).sorted() }
 }
 
 /// Follows a camera's frames for the picture conditions. Not thread-safe:
@@ -54,6 +71,8 @@ public struct PictureHealth: Sendable {
     /// Frames looked at (measured), and the last measure.
     public private(set) var looked = 0
     public private(set) var last: PictureMeasure?
+    /// The last look's grid points.
+    public private(set) var lastPoints: [UInt8]?
 
     public init(settings: PictureHealthSettings) {
         self.settings = settings
@@ -82,6 +101,7 @@ public struct PictureHealth: Sendable {
     public mutating func look(points: [UInt8], at time: UInt64) -> [Change] {
         lastLooked = time
         looked += 1
+        lastPoints = points
         let measure = PictureMeasure(points: points, columns: settings.grid.columns)
         last = measure
         var frozen: Bool?

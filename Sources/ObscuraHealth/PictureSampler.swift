@@ -6,10 +6,13 @@ import struct Synchronization.Atomic
 /// camera at once.
 public struct PictureSample: Sendable, Equatable {
     public let points: [UInt8]
+    /// The fine detail at each point, when tampering is watched.
+    public let fine: [UInt16]?
     public let time: UInt64
 
-    public init(points: [UInt8], time: UInt64) {
+    public init(points: [UInt8], fine: [UInt16]? = nil, time: UInt64) {
         self.points = points
+        self.fine = fine
         self.time = time
     }
 }
@@ -23,6 +26,7 @@ public final class PictureSampler: Sendable {
     public let samples: AsyncStream<PictureSample>
     private let continuation: AsyncStream<PictureSample>.Continuation
     private let grid: LumaGrid
+    private let sampleFine: Bool
     private let interval: UInt64
     /// The sensor time of the last frame looked at; `UInt64.max`: none yet.
     /// Written by the camera's one delivering thread.
@@ -30,6 +34,7 @@ public final class PictureSampler: Sendable {
 
     public init(settings: PictureHealthSettings, kept: Int = 4) {
         grid = settings.grid
+        sampleFine = !settings.tampering.isEmpty
         interval = settings.framesPerSecond > 0 ? UInt64(1e9 / settings.framesPerSecond * 0.9) : 0
         (samples, continuation) = AsyncStream.makeStream(of: PictureSample.self, bufferingPolicy: .bufferingNewest(kept))
     }
@@ -42,7 +47,7 @@ public final class PictureSampler: Sendable {
         if last != .max, time >= last, time - last < interval { return }
         guard let points = grid.sample(frame) else { return }
         lastLooked.store(time, ordering: .relaxed)
-        continuation.yield(PictureSample(points: points, time: time))
+        continuation.yield(PictureSample(points: points, fine: sampleFine ? grid.sampleFine(frame) : nil, time: time))
     }
 
     /// No more samples: the session stopped.

@@ -51,6 +51,9 @@ public struct BoardProfile: Sendable, Equatable {
     /// (`health.conditions`): a camera whose picture is a still test pattern
     /// (vimc's) is frozen by definition and leaves `frozen` out.
     public var pictureConditions: Set<PictureCondition> = Set(PictureCondition.allCases)
+    /// The tampering conditions watched unless the configuration says (a
+    /// real camera's profile: all of them).
+    public var tamperConditions: Set<TamperCondition> = Set(TamperCondition.allCases)
     /// Where the system's pressure is read (`[pressure]`): thermal zones'
     /// `temp` files (millidegrees; nil: every zone under /sys/class/thermal),
     /// the firmware's `get_throttled` (a file that is not there is no
@@ -101,8 +104,9 @@ public struct BoardProfile: Sendable, Equatable {
         audioDevice = try reader.string("audio.device") ?? "none"
         audioRate = try reader.int("audio.sample_rate", Limits.sampleRate) ?? 48_000
         audioChannels = try reader.int("audio.channels", Limits.channels) ?? 1
-        if let names = try reader.strings("health.conditions", allowed: PictureCondition.allCases.map(\.rawValue)) {
+        if let names = try reader.strings("health.conditions", allowed: PictureHealthSettings.conditionNames) {
             pictureConditions = Set(names.compactMap(PictureCondition.init(rawValue:)))
+            tamperConditions = Set(names.compactMap(TamperCondition.init(rawValue:)))
         }
         try readPressure(reader)
         if reader.document.tables.keys.contains(where: { $0 == "gpio" || $0.hasPrefix("gpio.") }) {

@@ -191,8 +191,9 @@ extension ConfigurationReference {
     static let health: [Key] = [
         key("health.enabled", "boolean", "true", "true, false", "true",
             "false: neither the picture nor the microphone is watched."),
-        key("health.conditions", "list of strings", profiles, PictureCondition.allCases.map(\.rawValue).joined(separator: ", "),
-            list(PictureCondition.allCases.map(\.rawValue)), "What the picture is watched for."),
+        key("health.conditions", "list of strings", profiles, PictureHealthSettings.conditionNames.joined(separator: ", "),
+            list(PictureHealthSettings.conditionNames),
+            "What the picture is watched for. covered, partly_covered, defocused and redirected are judged against the scene the camera learned in its first 30 s (kept in the state directory across restarts)."),
         key("health.dark_luma", "number", number(picture.darkLuma), Limits.darkLuma.allowed, number(picture.darkLuma),
             "A mean luma at or below this is dark (black is 16)."),
         key("health.flat_detail", "number", number(picture.flatDetail), Limits.flatDetail.allowed, number(picture.flatDetail),

@@ -7,7 +7,7 @@ import ObscuraSystem
 /// ```toml
 /// [health]
 /// enabled = true                  # false: the picture is not watched
-/// conditions = ["dark", "no_detail", "frozen"]  # default: the board profile's
+/// conditions = ["dark", "no_detail", "frozen", "covered", "partly_covered", "defocused", "redirected"]  # default: the board profile's
 /// dark_luma = 24                  # mean luma at or below this is dark (black is 16)
 /// flat_detail = 2.5               # neighbouring points differing by at most this: no detail
 /// hold_seconds = 10               # a condition holds this long before it is declared
@@ -42,6 +42,7 @@ struct HealthConfiguration: Sendable, Equatable {
     var picture: PictureHealthSettings? = PictureHealthSettings()
     /// The conditions the configuration names; nil: the profile's.
     var conditions: Set<PictureCondition>?
+    var tampering: Set<TamperCondition>?
     /// The microphone's settings; nil: not listened to.
     var sound: SoundHealthSettings? = SoundHealthSettings()
 
@@ -50,8 +51,9 @@ struct HealthConfiguration: Sendable, Equatable {
     init(reading reader: TOMLReader, file path: String) throws(ConfigurationError) {
         var s = PictureHealthSettings()
         let enabled = try reader.bool("health.enabled") ?? true
-        if let names = try reader.strings("health.conditions", allowed: PictureCondition.allCases.map(\.rawValue)) {
+        if let names = try reader.strings("health.conditions", allowed: PictureHealthSettings.conditionNames) {
             conditions = Set(names.compactMap(PictureCondition.init(rawValue:)))
+            tampering = Set(names.compactMap(TamperCondition.init(rawValue:)))
         }
         s.darkLuma = try reader.double("health.dark_luma", Limits.darkLuma) ?? s.darkLuma
         s.flatDetail = try reader.double("health.flat_detail", Limits.flatDetail) ?? s.flatDetail
@@ -75,6 +77,7 @@ struct HealthConfiguration: Sendable, Equatable {
     func settings(for profile: BoardProfile) -> PictureHealthSettings? {
         guard var s = picture else { return nil }
         s.watched = conditions ?? profile.pictureConditions
-        return s.watched.isEmpty ? nil : s
+        s.tampering = tampering ?? profile.tamperConditions
+        return s.watched.isEmpty && s.tampering.isEmpty ? nil : s
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import ObscuraCapture
 import ObscuraHealth
 import ObscuraMedia
@@ -13,34 +14,102 @@ extension RecorderService {
     func watchPicture(_ opened: CameraSetup.Opened) {
         guard let picture = opened.picture else { return }
         let settings = picture.settings
-        status.pictureWatched = settings.watched.map(\.rawValue).sorted()
+        status.pictureWatched = settings.watchedNames
         if let held = status.pictureConditions, !held.isEmpty {
             // A camera opened afresh is watched afresh.
             logger.notice("picture: watched afresh on the camera's new session (\(held.joined(separator: ", ")) no longer declared)")
             status.pictureConditions = []
             showLEDs()
         }
+        let size = opened.session.activeConfiguration?.streams.first?.size
+        let store = settings.tampering.isEmpty ? nil
+            : SceneReferenceStore(camera: opened.device.uniqueID, width: size?.width ?? 0, height: size?.height ?? 0)
         // The samples hold no frame: the camera's buffers are never held
         // while a change waits for the service.
         let samples = picture.sampler.samples
-        Task.detached(executorPreference: healthWork) { [weak self] in
+        Task.detached(executorPreference: healthWork) { [weak self, logger] in
             var health = PictureHealth(settings: settings)
+            let loaded = store?.load()
+            if let note = loaded?.note { logger.warning("picture: \(note)") }
+            var tamper = TamperWatch(settings: settings.tamper, columns: settings.grid.columns, rows: settings.grid.rows,
+                                     reference: loaded?.reference)
+            var saver = ReferenceSaver(store: store, logger: logger, learned: tamper.isLearned)
             var measured: UInt64?
             for await sample in samples {
                 let changes = health.look(points: sample.points, at: sample.time)
                 for change in changes { await self?.pictureChanged(change) }
+                if let fine = sample.fine {
+                    let dark = health.declared.contains(.dark) || (health.last?.mean ?? 255) <= settings.darkLuma
+                    for change in tamper.look(points: sample.points, fine: fine, at: sample.time, dark: dark) {
+                        await self?.tamperChanged(change)
+                    }
+                    saver.looked(tamper, at: sample.time)
+                }
                 // The measures in the status about once a second.
                 if let m = health.last, sample.time >= (measured ?? 0) &+ 1_000_000_000 {
                     measured = sample.time
-                    await self?.pictureMeasured(m)
+                    await self?.pictureMeasured(m, scene: tamper.last, learned: settings.tampering.isEmpty ? nil : tamper.isJudging == true)
                 }
+            }
+            saver.save(tamper)
+        }
+    }
+
+    /// Saves the tampering watch's reference: once it is first learned,
+    /// then every `every` (a restart loses at most that much learning), and
+    /// when the session ends. On the health thread (the fsync included).
+    struct ReferenceSaver {
+        let store: SceneReferenceStore?
+        let logger: Logger
+        var learned: Bool
+        var savedAt: UInt64?
+        static let every: UInt64 = 300_000_000_000
+
+        mutating func looked(_ tamper: TamperWatch, at time: UInt64) {
+            guard store != nil, tamper.isLearned else { return }
+            if !learned {
+                learned = true
+                logger.notice("picture: the scene is learned; tampering is judged against it from now")
+            }
+            guard let savedAt else { savedAt = time; save(tamper); return }
+            if time >= savedAt &+ Self.every { self.savedAt = time; save(tamper) }
+        }
+
+        func save(_ tamper: TamperWatch) {
+            guard let store, tamper.reference.looks > 0 else { return }
+            do { try store.save(tamper.reference) } catch {
+                logger.warning("picture: the scene's reference could not be saved: \(error)")
             }
         }
     }
 
-    func pictureMeasured(_ measure: PictureMeasure) {
+    func pictureMeasured(_ measure: PictureMeasure, scene: SceneComparison?, learned: Bool?) {
         status.pictureMean = (measure.mean * 10).rounded() / 10
         status.pictureDetail = (measure.detail * 100).rounded() / 100
+        if let scene {
+            status.sceneLikeness = (scene.layout * 100).rounded() / 100
+            status.sceneSharpness = (scene.sharpness * 100).rounded() / 100
+        }
+        status.sceneLearned = learned
+    }
+
+    /// A tampering condition declared or cleared: said as the picture's are.
+    func tamperChanged(_ change: TamperWatch.Change) {
+        let c = change.comparison
+        conditionChanged(ConditionChange(watch: "picture", name: change.condition.rawValue, described: Self.described(change.condition),
+                                         declared: change.declared, at: change.at, since: change.since,
+                                         seen: String(format: "against the scene learned: layout %.2f, contrast %.2f, lost %.0f %%, sharpness %.2f",
+                                                      c.layout, c.contrast, c.lostShare * 100, c.sharpness)),
+                         listed: \.pictureConditions, episodes: \.pictureEpisodes)
+    }
+
+    static func described(_ condition: TamperCondition) -> String {
+        switch condition {
+        case .covered: "covered (the scene's structure gone from the whole picture)"
+        case .partlyCovered: "partly_covered (most of the scene covered or sprayed over)"
+        case .defocused: "defocused (the scene as usual, its fine detail lost: out of focus or fogged)"
+        case .redirected: "redirected (another scene than the one learned: the camera moved)"
+        }
     }
 
     /// A condition declared or cleared: said once each way.

@@ -87,6 +87,12 @@ public struct ServiceStatus: Sendable, Codable, Equatable {
     public var pictureEpisodes: [String: Int] = [:]
     public var pictureMean: Double?
     public var pictureDetail: Double?
+    /// Tampering: whether the scene is learned (judged against from then),
+    /// and the last look against it: the layout's likeness (1: as usual)
+    /// and the sharpness (1: as sharp as usual).
+    public var sceneLearned: Bool?
+    public var sceneLikeness: Double?
+    public var sceneSharpness: Double?
     /// What the microphone is listened for (nil: not listened to), the
     /// conditions declared now, how often each was, and the last window's
     /// loudest sample (dBFS; nil when all zero).

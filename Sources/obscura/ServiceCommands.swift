@@ -149,6 +149,13 @@ struct StatusCommand: AsyncParsableCommand {
         if let mean = status.pictureMean, let detail = status.pictureDetail {
             line += String(format: "; mean luma %.1f, detail %.2f", mean, detail)
         }
+        if let learned = status.sceneLearned {
+            if !learned {
+                line += "; the scene not learned yet (30 s of a steady view)"
+            } else if let likeness = status.sceneLikeness, let sharpness = status.sceneSharpness {
+                line += String(format: "; against the scene learned: likeness %.2f, sharpness %.2f", likeness, sharpness)
+            }
+        }
         let episodes = status.pictureEpisodes.keys.sorted().map { "\($0) \(status.pictureEpisodes[$0] ?? 0)" }
         if !episodes.isEmpty { line += "; episodes: " + episodes.joined(separator: ", ") }
         return line + ")"

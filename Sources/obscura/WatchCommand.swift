@@ -33,7 +33,8 @@ struct WatchCommand: AsyncParsableCommand {
     @Option(help: "Seconds a condition holds before it is declared.") var hold: Double = 10
     @Option(help: "Seconds a condition is gone before it clears.") var clearAfter: Double = 2
     @Option(help: "Frames a second looked at.") var rate: Double = PictureHealthSettings().framesPerSecond
-    @Option(help: "Conditions watched, comma-separated: dark, no_detail, frozen.") var conditions: String = "dark,no_detail,frozen"
+    @Option(help: "Conditions watched, comma-separated: dark, no_detail, frozen; tampering, judged against the scene as first seen: covered, partly_covered, defocused, redirected.")
+    var conditions: String = "dark,no_detail,frozen"
     @Flag(help: "Print the grid's measures once a second.") var measures = false
     @Flag(help: "A file camera: start the file again at its end, until --seconds of its time.") var loop = false
 
@@ -63,17 +64,25 @@ struct WatchCommand: AsyncParsableCommand {
         s.clearAfter = .checkedSeconds(try Limits.conditionSeconds.check(clearAfter, "--clear-after"))
         s.framesPerSecond = try Limits.healthFramesPerSecond.check(rate, "--rate")
         s.watched = try watched()
+        s.tampering = try tampering()
         return s
     }
 
     func watched() throws -> Set<PictureCondition> {
+        Set(try names().compactMap { PictureCondition(rawValue: $0) })
+    }
+
+    func tampering() throws -> Set<TamperCondition> {
+        Set(try names().compactMap { TamperCondition(rawValue: $0) })
+    }
+
+    private func names() throws -> [String] {
         let names = conditions.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-        return Set(try names.map { name in
-            guard let c = PictureCondition(rawValue: name) else {
-                throw UserFacingError("--conditions: \"\(name)\" is not one; allowed: dark, no_detail, frozen")
-            }
-            return c
-        })
+        let known = PictureCondition.allCases.map(\.rawValue) + TamperCondition.allCases.map(\.rawValue)
+        for name in names where !known.contains(name) {
+            throw UserFacingError("--conditions: \"\(name)\" is not one; allowed: \(known.joined(separator: ", "))")
+        }
+        return names
     }
 
     func run() async throws {
@@ -123,7 +132,9 @@ struct WatchCommand: AsyncParsableCommand {
 
         init(path: String, stream: StreamConfiguration?, loop: Bool, seconds: Double) throws {
             guard let stream, let info = stream.pixelFormat.info else { throw UserFacingError("the file camera has no stream") }
-            let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+            // (The file's own size: a symbolic link is followed, as the camera follows it.)
+            let file = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+            let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
             frames = size / info.bytesPerFrame(width: stream.size.width, height: stream.size.height)
             self.loop = loop
             nanoseconds = UInt64(seconds * 1e9)
@@ -136,6 +147,7 @@ struct WatchCommand: AsyncParsableCommand {
 
     private func follow(_ frames: VideoDataFrames, settings: PictureHealthSettings, end: FileEnd? = nil) async -> String {
         var health = PictureHealth(settings: settings)
+        var tamper = TamperWatch(settings: settings.tamper, columns: settings.grid.columns, rows: settings.grid.rows)
         var delivered = 0, cpu: UInt64 = 0
         var first: UInt64?, lastMeasure: UInt64 = 0
         for await frame in frames {
@@ -143,20 +155,40 @@ struct WatchCommand: AsyncParsableCommand {
             let start = first ?? frame.timestampNanoseconds
             first = start
             let before = Syscalls.threadCPUNanoseconds()
+            let lookedBefore = health.looked
             let changes = health.look(at: frame)
+            var tamperChanges: [TamperWatch.Change] = []
+            if !settings.tampering.isEmpty, health.looked > lookedBefore, let points = health.lastPoints,
+               let fine = settings.grid.sampleFine(frame) {
+                let dark = (health.last?.mean ?? 255) <= settings.darkLuma
+                tamperChanges = tamper.look(points: points, fine: fine, at: frame.timestampNanoseconds, dark: dark)
+            }
             cpu += Syscalls.threadCPUNanoseconds() - before
             let at = Double(frame.timestampNanoseconds &- start) / 1e9
             for change in changes { Log.output(Self.describe(change, at: at)) }
+            for change in tamperChanges { Log.output(Self.describe(change, at: at)) }
             if measures, let m = health.last, frame.timestampNanoseconds >= lastMeasure + 1_000_000_000 {
                 lastMeasure = frame.timestampNanoseconds
-                Log.output(String(format: "%.1f s: mean %.1f spread %.1f detail %.2f", at, m.mean, m.spread, m.detail))
+                var line = String(format: "%.1f s: mean %.1f spread %.1f detail %.2f", at, m.mean, m.spread, m.detail)
+                if let c = tamper.last { line += " " + Self.describe(c) }
+                Log.output(line)
             }
             if let end, end.reached(sequence: frame.sequence, since: frame.timestampNanoseconds &- start) { break }
         }
         let perFrame = health.looked == 0 ? 0 : Double(cpu) / Double(health.looked) / 1000
-        let now = health.declared.map(\.rawValue).sorted().joined(separator: ", ")
+        let now = (health.declared.map(\.rawValue) + tamper.declared.map(\.rawValue)).sorted().joined(separator: ", ")
         return String(format: "looked at %d of %d frames, %.1f µs CPU per frame looked at; declared now: %@",
                       health.looked, delivered, perFrame, now.isEmpty ? "none" : now)
+    }
+
+    static func describe(_ c: SceneComparison) -> String {
+        String(format: "layout %.2f contrast %.2f lost %.2f sharpness %.2f", c.layout, c.contrast, c.lostShare, c.sharpness)
+    }
+
+    static func describe(_ change: TamperWatch.Change, at: Double) -> String {
+        change.declared
+            ? String(format: "%.1f s: %@ declared (%@)", at, change.condition.rawValue, describe(change.comparison))
+            : String(format: "%.1f s: %@ cleared after %.1f s (%@)", at, change.condition.rawValue, Double(change.since) / 1e9, describe(change.comparison))
     }
 
     static func describe(_ change: PictureHealth.Change, at: Double) -> String {

@@ -63,7 +63,7 @@ extension VirtualBoardTests {
                     alertname: ObscuraPictureUseless
                     exp_alerts:
                       - exp_labels: {condition: no_detail, instance: kiosk-3}
-                        exp_annotations: {summary: "kiosk-3: the picture has been no_detail for ten minutes (covered, dark or frozen): the recordings show nothing"}
+                        exp_annotations: {summary: "kiosk-3: the picture has been no_detail for ten minutes (covered, tampered with, dark or frozen): the recordings show nothing"}
                   - eval_time: 11m
                     alertname: ObscuraSoundUseless
                     exp_alerts:

@@ -101,6 +101,30 @@ import ObscuraTestPattern
         try? FileManager.default.removeItem(atPath: folder)
     }
 
+    /// Tampering through the service: the test pattern held still is the
+    /// scene learned (150 looks: at 30 looks a second, 5 s), and set moving
+    /// again it is another scene: redirected, in the status and the metrics.
+    @Test func aSceneReplacedAfterItWasLearnedIsRedirected() async throws {
+        let conditions = "conditions = [\"covered\", \"partly_covered\", \"defocused\", \"redirected\"]"
+        let (service, folder) = try await started("tamper", health: "hold_seconds = \(Self.hold)\nclear_seconds = \(Self.clear)\nframes_per_second = 30\n\(conditions)")
+        #expect(await service.currentStatus().pictureWatched == ["covered", "defocused", "partly_covered", "redirected"])
+        let (camera, _) = try await camera(service)
+        camera.setFrozen(true)
+        let learned = await waitUntil(within: .seconds(30)) { await service.currentStatus().sceneLearned == true }
+        #expect(learned, "the still scene not learned within 30 s")
+        #expect(await service.currentStatus().pictureConditions ?? [] == [], "the learned scene itself alarmed")
+        let likeness = try #require(await service.currentStatus().sceneLikeness)
+        #expect(likeness > 0.9, "the learned scene's likeness \(likeness)")
+        camera.setFrozen(false)
+        #expect(await wait(service, "redirected", declared: true, within: Self.hold + 2) != nil, "redirected not declared")
+        let status = await service.currentStatus()
+        #expect(status.pictureEpisodes["redirected"] == 1)
+        #expect(status.metricsText.contains("obscura_picture_condition{condition=\"redirected\"} 1"))
+        #expect(status.metricsText.contains("obscura_picture_condition{condition=\"covered\"} 0"))
+        await service.shutdown()
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
     @Test func healthTurnedOffWatchesNothingAndMarksNothing() async throws {
         let (service, folder) = try await started("off", health: "enabled = false")
         #expect(await service.currentStatus().pictureWatched == nil)

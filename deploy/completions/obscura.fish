@@ -377,7 +377,7 @@ complete -c 'obscura' -n '__obscura_should_offer_completions_for_flags_or_option
 complete -c 'obscura' -n '__obscura_should_offer_completions_for_flags_or_options "obscura watch" hold' -l 'hold' -d 'Seconds a condition holds before it is declared.' -rfka ''
 complete -c 'obscura' -n '__obscura_should_offer_completions_for_flags_or_options "obscura watch" clear-after' -l 'clear-after' -d 'Seconds a condition is gone before it clears.' -rfka ''
 complete -c 'obscura' -n '__obscura_should_offer_completions_for_flags_or_options "obscura watch" rate' -l 'rate' -d 'Frames a second looked at.' -rfka ''
-complete -c 'obscura' -n '__obscura_should_offer_completions_for_flags_or_options "obscura watch" conditions' -l 'conditions' -d 'Conditions watched, comma-separated: dark, no_detail, frozen.' -rfka ''
+complete -c 'obscura' -n '__obscura_should_offer_completions_for_flags_or_options "obscura watch" conditions' -l 'conditions' -d 'Conditions watched, comma-separated: dark, no_detail, frozen; tampering, judged against the scene as first seen: covered, partly_covered, defocused, redirected.' -rfka ''
 complete -c 'obscura' -n '__obscura_should_offer_completions_for_flags_or_options "obscura watch" measures' -l 'measures' -d 'Print the grid\'s measures once a second.'
 complete -c 'obscura' -n '__obscura_should_offer_completions_for_flags_or_options "obscura watch" loop' -l 'loop' -d 'A file camera: start the file again at its end, until --seconds of its time.'
 complete -c 'obscura' -n '__obscura_should_offer_completions_for_flags_or_options "obscura watch" h help' -s 'h' -l 'help' -d 'Show help information.'
