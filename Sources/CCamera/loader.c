@@ -9,8 +9,17 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static _Atomic(const oc_shim_table *) shim;
+
+// libcamera logs INFO and WARN lines to stderr by default: errors only,
+// unless the user chose levels. Set as the program loads, before any thread
+// is started (glibc's setenv races every getenv made meanwhile).
+__attribute__((constructor)) static void quiet_libcamera_by_default(void)
+{
+    setenv("LIBCAMERA_LOG_LEVELS", "*:ERROR", 0);
+}
 static pthread_mutex_t opening = PTHREAD_MUTEX_INITIALIZER;
 
 static void say(char *err, size_t errlen, const char *what, const char *path, const char *why)

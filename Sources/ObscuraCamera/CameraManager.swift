@@ -151,9 +151,7 @@ public final class CameraManager: Sendable {
         }
         let result = shared.withLock { state -> Result<CameraManager, ShimError> in
             if let state { return state }
-            // libcamera logs INFO and WARN lines to stderr by default; keep errors
-            // only unless the user chose levels.
-            if getenv("LIBCAMERA_LOG_LEVELS") == nil { setenv("LIBCAMERA_LOG_LEVELS", "*:ERROR", 1) }
+            // (LIBCAMERA_LOG_LEVELS: set as the program loads, in loader.c.)
             let made: Result<CameraManager, ShimError>
             do {
                 var pointer: OpaquePointer?

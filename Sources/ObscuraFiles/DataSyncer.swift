@@ -11,10 +11,11 @@ import Glibc
 /// once and covers every request made meanwhile.
 ///
 /// `@unchecked Sendable`: `lock` guards `pending`, `again`, `closed`,
-/// `syncCount`, `requests`, `covered` and `firstFailure`; `fd` and `path`
-/// are `let`s; syncs run on `queue`.
+/// `syncCount`, `requests`, `covered` and `firstFailure`; `file` (which
+/// closes itself once) and `path` are `let`s; syncs run on `queue`.
 public final class DataSyncer: @unchecked Sendable {
-    private let fd: Int32
+    private let file: OwnedFileDescriptor
+    private var fd: Int32 { file.rawValue }
     private let path: String
     /// The first fdatasync that failed: the storage did not take what was
     /// written (the writer ends the recording on it).
@@ -46,10 +47,10 @@ public final class DataSyncer: @unchecked Sendable {
         return covered == requests
     }
 
-    public init?(path: String) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        self.fd = fd
+    /// Opens `path` to sync it; a file that cannot be opened is an error
+    /// (a recording without its syncs would not keep its power-cut bound).
+    public init(path: String) throws(SystemError) {
+        file = try Syscalls.open(path, O_RDONLY)
         self.path = path
     }
 
@@ -96,8 +97,6 @@ public final class DataSyncer: @unchecked Sendable {
         defer { lock.unlock() }
         guard !closed else { return }
         closed = true
-        Syscalls.close(fd)
+        file.close()
     }
-
-    deinit { if !closed { Syscalls.close(fd) } }
 }

@@ -6,22 +6,28 @@ import Glibc
 /// A small file written whole or not at all: a checksum, a photo, the
 /// metrics, a key list.
 public enum DurableFile {
-    /// Writes `bytes` to `temporary`, fsyncs it and renames it to `path`, so
-    /// `path` is either absent, the old file, or the whole new one. The
+    /// Writes `bytes` to `temporary`, fsyncs it, renames it to `path` and
+    /// syncs the folder (`Syscalls.publish`), so `path` is either absent, the
+    /// old file, or the whole new one, and once this returns it stays so
+    /// through a power cut. The
     /// temporary must be on `path`'s filesystem; it is removed on failure.
-    /// `sync: false` keeps the atomic replacement without the fsync (a
+    /// `sync: false` keeps the atomic replacement without either fsync (a
     /// file on tmpfs, or one that is rewritten every few seconds anyway).
     public static func write(_ bytes: some Collection<UInt8>, to path: String, via temporary: String,
                              mode: mode_t = 0o644, sync: Bool = true) throws(SystemError) {
         do throws(SystemError) {
             let fd = try Syscalls.open(temporary, O_WRONLY | O_CREAT | O_TRUNC, mode)
             try Syscalls.writeAll(fd.rawValue, bytes, path: temporary)
-            if fchmod(fd.rawValue, mode) != 0 { throw SystemError.errno("fchmod", temporary) }
+            try Syscalls.setMode(fd.rawValue, mode, path: temporary)
             if sync { try Syscalls.fsync(fd.rawValue, path: temporary) }
             fd.close()
-            if rename(temporary, path) != 0 { throw SystemError.errno("rename", "\(temporary) → \(path)") }
+            if sync {
+                try Syscalls.publish(temporary, as: path)
+            } else {
+                try Syscalls.rename(temporary, path)
+            }
         } catch {
-            unlink(temporary)
+            try? Syscalls.remove(temporary)  // (the write's own error is the one to say)
             throw error
         }
     }

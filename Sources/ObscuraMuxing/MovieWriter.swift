@@ -177,7 +177,7 @@ public final class MovieWriter {
                     av_dict_set(&options, key, value, 0)
                 }
             }
-            if fragmentDuration != nil { syncer = DataSyncer(path: partialPath) }
+            if fragmentDuration != nil { syncer = try DataSyncer(path: partialPath) }
             // Hand every completed fragment to the kernel at once, so a killed
             // process loses at most the fragment being built.
             ctx.pointee.flags |= 0x0200 // AVFMT_FLAG_FLUSH_PACKETS
@@ -494,20 +494,13 @@ public final class MovieWriter {
         releaseContext(context)
         output = nil
         checksumHashedWhileWriting = digest != nil
-        if rename(partialPath, path) != 0 { throw SystemError.errno("rename", "\(partialPath) → \(path)") }
-        // (A folder that cannot be synced leaves the rename not known to be
-        // on the storage: a storage failure, said as one.)
-        try syncFolder()
+        // The final name made durable (a folder that cannot be synced leaves
+        // the rename not known to be on the storage: a storage failure, said
+        // as one).
+        try Syscalls.publish(partialPath, as: path)
         // The recording is final; a checksum that cannot be written (a full
         // disk) is said, not turned into a failed recording.
         do { try Checksum.write(for: path, digest: digest) } catch { checksumError = "\(error)" }
-    }
-
-    /// Makes the rename to the final name durable: fsync of the folder.
-    private func syncFolder() throws(SystemError) {
-        let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
-        let dir = try Syscalls.open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY)
-        try Syscalls.fsync(dir.rawValue, path: directory)
     }
 
     /// The muxer's context freed (its I/O context is ours, closed apart) and
@@ -571,17 +564,20 @@ public final class MovieWriter {
         }
         result.bytes = Int(completeSize)
         if result.videoPackets == 0 {
-            unlink(partialPath)
+            try? Syscalls.remove(partialPath)  // (an empty file left is only a header)
             result.path = nil
             result.notes.append("\(path): no frame reached the file, so it was removed")
             kept = result
             return result
         }
-        if rename(partialPath, path) != 0 {
+        do throws(SystemError) {
+            try Syscalls.rename(partialPath, path)
+        } catch {
             result.path = partialPath
-            result.notes.append("\(path): \(SystemError.errno("rename", "\(partialPath) → \(path)"))")
-        } else {
-            do { try syncFolder() } catch {
+            result.notes.append("\(path): \(error)")
+        }
+        if result.path == path {
+            do { try Syscalls.syncFolder(Syscalls.folder(of: path)) } catch {
                 result.notes.append("\(path): its folder could not be synced, so its name may not survive a power cut: \(error)")
             }
             do { try Checksum.write(for: path, digest: digest) } catch {

@@ -490,12 +490,12 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
     /// use these settings.
     public func armPreRecording(duration: Duration, byteLimit: Int = 64 << 20, settings: MovieSettings = MovieSettings()) throws {
         guard duration > .zero, duration <= .seconds(600) else { throw RecordingError.preRecordDuration(duration) }
-        _ = try executor()
+        let thread = try executor()
         guard byteLimit >= 1 << 20 else { throw RecordingError.preRecordBytes(byteLimit) }
         try state.withLock { s in
             guard s.preRecord == nil else { throw RecordingError.alreadyPreRecording }
             s.preRecord = PreRecordArm(duration: duration, byteLimit: byteLimit, settings: settings)
-            if s.task == nil { startBuffering(&s) }
+            if s.task == nil { startBuffering(&s, on: thread) }
         }
     }
 
@@ -512,12 +512,13 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
         _ = task
     }
 
-    /// Called with the lock held.
-    private func startBuffering(_ s: inout State) {
+    /// Called with the lock held; `thread` is the output's own (never
+    /// Swift's pool: the encoder blocks).
+    private func startBuffering(_ s: inout State, on thread: ThreadExecutor) {
         guard let arm = s.preRecord else { return }
         s.handOver = false
         queue.setAccepting(true)
-        s.buffering = Task.detached(executorPreference: try? executor()) { [self] in await self.buffer(arm) }
+        s.buffering = Task.detached(executorPreference: thread) { [self] in await self.buffer(arm) }
     }
 
     /// Fills the pre-record buffer until disarmed or asked to hand over.
@@ -656,7 +657,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
                 let final = self.state.withLock { s -> RecordingProgress in
                     s.task = nil
                     if s.preRecord != nil {
-                        self.startBuffering(&s)
+                        self.startBuffering(&s, on: thread)
                     } else {
                         self.queue.setAccepting(false)
                     }

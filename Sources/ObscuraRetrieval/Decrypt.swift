@@ -49,13 +49,11 @@ public enum Decryption {
             let whole = interrupted ? try cutToWholeFragments(fd, temporary, size: result.plaintextBytes, output: output) : nil
             try Syscalls.fsync(fd, path: temporary)
             file.close()
-            guard rename(temporary, output) == 0 else {
-                throw AgeError("rename \(temporary) → \(output) failed: \(String(cString: strerror(errno)))")
-            }
+            do { try Syscalls.publish(temporary, as: output) } catch { throw AgeError("\(error)") }
             return Result(output: output, decryption: result, whole: whole)
         } catch {
             file.close()
-            unlink(temporary)
+            try? Syscalls.remove(temporary)  // (the error said is the decryption's)
             let said = (error as? AgeError)?.description ?? "\(error)"
             throw AgeError(said.hasPrefix(path) ? said : "\(path): \(said)")
         }
@@ -132,13 +130,11 @@ public enum Encryption {
             try AgeDecryptor.write(encryptor.finish(), to: fd)
             try Syscalls.fsync(fd, path: temporary)
             file.close()
-            guard rename(temporary, output) == 0 else {
-                throw AgeError("rename \(temporary) → \(output) failed: \(String(cString: strerror(errno)))")
-            }
+            do { try Syscalls.publish(temporary, as: output) } catch { throw AgeError("\(error)") }
             return output
         } catch {
             file.close()
-            unlink(temporary)
+            try? Syscalls.remove(temporary)  // (the error said is the decryption's)
             throw (error as? AgeError) ?? AgeError("\(path): \(error)")
         }
     }

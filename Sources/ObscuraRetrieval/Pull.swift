@@ -318,14 +318,13 @@ public final class Puller: Sendable {
                 continue
             }
             let final = options.destination + "/" + file.name
+            // The checksum, then the file under its name, each synced with
+            // its folder: what is said pulled survives a power cut.
             do {
-                try Data("\(hex)  \(file.name)\n".utf8).write(to: URL(fileURLWithPath: final + ".sha256"))
+                try Checksum.write(for: final, digest: hex)
+                try Syscalls.syncAndPublish(part, as: final)
             } catch {
-                summary.failed.append("\(file.name): cannot write \(final).sha256: \(error.localizedDescription)")
-                continue
-            }
-            guard rename(part, final) == 0 else {
-                summary.failed.append("\(file.name): rename to \(final): \(String(cString: strerror(errno)))")
+                summary.failed.append("\(file.name): \(error)")
                 continue
             }
             summary.pulled.append(file.name)
@@ -382,18 +381,19 @@ public final class Puller: Sendable {
 
     func partPath(_ file: RemoteFile) -> String { workspace + "/" + file.name + ".part" }
 
-    /// The argument vector for `sftp -b -`. The user's `--ssh-option`s come
-    /// first: ssh takes the first value given for an option, so they
-    /// override the defaults here (errors only, no prompt, a 15 s connect
-    /// limit, a keepalive).
+    /// The argument vector for `sftp -b -`. Host keys are checked strictly
+    /// (`yes`, or `accept-new` when asked), first, so that neither an
+    /// ssh_config nor an option loosens it. The user's `--ssh-option`s come
+    /// next: ssh takes the first value given for an option, so they
+    /// override the other defaults here (errors only, no prompt, a 15 s
+    /// connect limit, a keepalive).
     public func sftpArguments() -> [String] {
-        var args = ["-b", "-"]
+        var args = ["-b", "-", "-o", "StrictHostKeyChecking=\(options.acceptNewHostKey ? "accept-new" : "yes")"]
         for option in options.sshOptions { args += ["-o", option] }
         args += ["-o", "LogLevel=ERROR", "-o", "BatchMode=yes", "-o", "ConnectTimeout=15", "-o", "ServerAliveInterval=10"]
         if let port = options.port { args += ["-P", String(port)] }
         if let identity = options.identity { args += ["-i", identity, "-o", "IdentitiesOnly=yes"] }
         if let knownHosts = options.knownHosts { args += ["-o", "UserKnownHostsFile=\(knownHosts)"] }
-        if options.acceptNewHostKey { args += ["-o", "StrictHostKeyChecking=accept-new"] }
         if let limit = options.limitKbps { args += ["-l", String(limit)] }
         return args + [options.target]
     }
@@ -427,6 +427,7 @@ public final class Puller: Sendable {
             throw RetrievalError("cannot run \(options.sftp) (install openssh-client): \(err.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
         guard result.status == 0 else {
+            if let changed = HostKeyChange(sshErrors: err) { throw RetrievalError(changed.message(for: options.target)) }
             let said = err.split(separator: "\n").map(String.init).filter { !$0.isEmpty }.suffix(3).joined(separator: "; ")
             throw RetrievalError("sftp to \(options.target) failed (exit \(result.status)): \(said.isEmpty ? "no message" : said)")
         }

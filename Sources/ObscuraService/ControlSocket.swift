@@ -35,12 +35,11 @@ public final class ControlServer: Sendable {
         self.path = path
         let directory = (path as NSString).deletingLastPathComponent
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        unlink(path)
+        try Syscalls.remove(path)
         // Non-blocking: the server's thread accepts until none is left.
         let socket = try Syscalls.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), what: "AF_UNIX")
-        try Syscalls.bind(socket.rawValue, unixPath: path)
-        chmod(path, 0o660)
-        if let group, let g = getgrnam(group) { chown(path, getuid(), g.pointee.gr_gid) }
+        try Syscalls.bind(socket.rawValue, unixPath: path, mode: 0o660)
+        accessNote = try Self.giveToGroup(path, group)
         try Syscalls.listen(socket.rawValue, what: path)
         let wakeup = try Wakeup()
         self.socket = socket
@@ -48,6 +47,25 @@ public final class ControlServer: Sendable {
         let replies = try ThreadExecutor(name: threads.replies)
         self.replies = replies
         thread = try JoinableThread(name: threads.server) { Self.serve(socket, wakeup, replies, handler) }
+    }
+
+    /// Why the group cannot reach the socket, when it cannot: the service
+    /// may not give the socket to a group it is not in (EPERM), and then
+    /// only its own group and root may control it. Nil when it could.
+    public let accessNote: String?
+
+    /// Gives the socket to `group`; a group that does not exist, or one the
+    /// service may not give files to, is a note, not a failure.
+    private static func giveToGroup(_ path: String, _ group: String?) throws(SystemError) -> String? {
+        guard let group else { return nil }
+        guard let id = try Syscalls.groupID(group) else { return "\(path): no group \(group) on this system, so only the service's own group may use it" }
+        do throws(SystemError) {
+            try Syscalls.setGroup(path, id)
+        } catch {
+            guard error.code == EPERM else { throw error }
+            return "\(path) could not be given to group \(group) (\(error)), so only the service's own group may use it"
+        }
+        return nil
     }
 
     /// The longest command line, in bytes (a longer one is refused).

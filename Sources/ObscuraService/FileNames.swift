@@ -64,8 +64,10 @@ public enum FileNames {
                     problems.append("cannot rename \(old) to \(new): that name is taken")
                     continue
                 }
-                guard rename(old, target) == 0 else {
-                    problems.append("cannot rename \(old) to \(new): \(String(cString: strerror(errno)))")
+                do {
+                    try Syscalls.publish(old, as: target)
+                } catch {
+                    problems.append("cannot rename \(old) to \(new): \(error)")
                     continue
                 }
                 renamed.append((old, target))
@@ -74,7 +76,7 @@ public enum FileNames {
                 if let text = try? String(contentsOfFile: sum, encoding: .utf8), let hex = text.split(separator: " ").first {
                     do {
                         try Checksum.write(for: target, digest: String(hex))
-                        unlink(sum)
+                        try Syscalls.remove(sum)
                     } catch {
                         problems.append("\(target): checksum not moved: \(error)")
                     }

@@ -35,9 +35,7 @@ struct InterruptedRecordings: Sendable {
             return recoverEncrypted(partial, final: final)
         }
         guard ["mp4", "mov", "mkv"].contains(ext) else {
-            unlink(partial)
-            logger.warning("dropped an unfinished file: \(partial)")
-            return
+            return discard(partial, "an unfinished file of no kind that can be recovered")
         }
         guard !FileManager.default.fileExists(atPath: final) else { return }
         // A recording cut before its first frame reached the file is only a
@@ -48,19 +46,27 @@ struct InterruptedRecordings: Sendable {
         keep(partial, as: final, "recovered an interrupted recording: \(final), \(held.video) frames")
     }
 
-    /// A recovered file under its final name, said, with its checksum.
+    /// A recovered file under its final name, synced with its folder, and
+    /// its checksum written, before it is said: what is said recovered
+    /// survives a power cut.
     private func keep(_ partial: String, as final: String, _ notice: String) {
-        guard rename(partial, final) == 0 else {
-            logger.error("cannot recover \(partial): \(String(cString: strerror(errno)))")
+        do {
+            try Syscalls.syncAndPublish(partial, as: final)
+        } catch {
+            logger.error("cannot recover \(partial): \(error)")
             return
         }
-        logger.notice("\(notice)")
         writeChecksum(final)
+        logger.notice("\(notice)")
     }
 
     private func discard(_ partial: String, _ why: String) {
-        unlink(partial)
-        logger.warning("removed \(partial): \(why)")
+        do {
+            try Syscalls.remove(partial)
+            logger.warning("removed \(partial): \(why)")
+        } catch {
+            logger.error("cannot remove \(partial) (\(why)): \(error)")
+        }
     }
 
     /// An encrypted recording cut off (killed, a power cut): the device has
@@ -92,7 +98,8 @@ struct InterruptedRecordings: Sendable {
         let whole = AgeDecryptor.completeLength(headerAndNonce: header, fileSize: size)
         guard whole > Int64(header) else { return nil }
         if whole < size {
-            guard truncate(partial, off_t(whole)) == 0 else { throw SystemError.errno("truncate", partial) }
+            let file = try Syscalls.open(partial, O_WRONLY)
+            try Syscalls.truncate(file.rawValue, to: whole, path: partial)
         }
         return (whole - Int64(header)) / Int64(Age.sealedChunkSize)
     }

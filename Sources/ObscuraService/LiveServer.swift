@@ -62,10 +62,9 @@ public final class LiveServer: Sendable {
                 changed: @escaping Changed) throws {
         self.path = path
         try? FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        unlink(path)
+        try Syscalls.remove(path)
         let socket = try Syscalls.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), what: "AF_UNIX")
-        try Syscalls.bind(socket.rawValue, unixPath: path)
-        guard chmod(path, 0o660) == 0 else { throw SystemError.errno("chmod", path) }
+        try Syscalls.bind(socket.rawValue, unixPath: path, mode: 0o660)
         accessNote = Self.groupNote(path: path, group: group)
         try Syscalls.listen(socket.rawValue, what: path)
         let wakeup = try Wakeup()
@@ -83,10 +82,12 @@ public final class LiveServer: Sendable {
     /// deploy/obscura.tmpfiles makes /run/obscura-live); it is not changed
     /// here, since the service may not chown. A note when it is not `group`.
     static func groupNote(path: String, group: String?) -> String? {
-        guard let group, let entry = getgrnam(group) else { return nil }
-        var info = stat()
-        guard stat(path, &info) == 0 else { return "cannot read \(path)'s group: \(String(cString: strerror(errno)))" }
-        guard info.st_gid != entry.pointee.gr_gid else { return nil }
+        do {
+            guard let group, let id = try Syscalls.groupID(group) else { return nil }
+            guard try Syscalls.status(path).st_gid != id else { return nil }
+        } catch {
+            return "cannot read \(path)'s group: \(error)"
+        }
         return "\(path) is not group \(group)'s, so the live view account cannot reach it: its folder should be group \(group) and setgid (deploy/obscura.tmpfiles makes /run/obscura-live so)"
     }
 

@@ -184,6 +184,7 @@ public actor RecorderService {
         control = try ControlServer(path: configuration.controlSocket, group: "obscura") { [weak self] line in
             await self?.command(line) ?? ControlReply(false, "stopping").line
         }
+        if let note = control?.accessNote { logger.warning("control socket: \(note)") }
         startLive()
         await openCamera()
         if state == .starting { enter(.idle) }

@@ -144,6 +144,15 @@ public enum Syscalls {
         return address
     }
 
+    /// Binds `fd` to the Unix socket `path`, made with `mode`: the socket's
+    /// own mode is set before bind, so the node is born with `mode` less the
+    /// umask (never wider for a moment), then given `mode` exactly.
+    public static func bind(_ fd: Int32, unixPath path: String, mode: mode_t) throws(SystemError) {
+        try setMode(fd, mode, path: "socket for \(path)")
+        try bind(fd, unixPath: path)
+        try setMode(path, mode)
+    }
+
     /// Binds `fd` to the Unix socket `path`.
     public static func bind(_ fd: Int32, unixPath path: String) throws(SystemError) {
         var address = try unixAddress(path, for: "bind")
@@ -268,6 +277,117 @@ public enum Syscalls {
             if Glibc.errno == EINTR { continue }
             throw SystemError.errno("ftruncate", path)
         }
+    }
+
+    /// Gives the file at `old` the name `new`, replacing what `new` was
+    /// (rename). Not durable by itself: the folder holds the name (see
+    /// `publish`).
+    public static func rename(_ old: String, _ new: String) throws(SystemError) {
+        while Glibc.rename(old, new) != 0 {
+            if Glibc.errno == EINTR { continue }
+            throw SystemError.errno("rename", "\(old) → \(new)")
+        }
+    }
+
+    /// The folder that holds the name `path` ("." for a bare name).
+    public static func folder(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        let folder = String(path[..<slash])
+        return folder.isEmpty ? "/" : folder
+    }
+
+    /// fsync of the folder `path`: the names made, renamed or removed in it
+    /// reach the storage (on ext4 they otherwise wait for the journal's next
+    /// commit, up to 5 s).
+    public static func syncFolder(_ path: String) throws(SystemError) {
+        let folder = try open(path, O_RDONLY | O_DIRECTORY)
+        try fsync(folder.rawValue, path: path)
+    }
+
+    /// Publishes a file whose bytes are already synced: renames `temporary`
+    /// to `final`, then syncs the folder of `final`, so that once this
+    /// returns the file is on the storage under its final name. Say "saved"
+    /// only after it.
+    public static func publish(_ temporary: String, as final: String) throws(SystemError) {
+        try rename(temporary, final)
+        try syncFolder(folder(of: final))
+    }
+
+    /// `publish` for a file not yet synced: fsync of `temporary` first.
+    public static func syncAndPublish(_ temporary: String, as final: String) throws(SystemError) {
+        let fd = try open(temporary, O_RDONLY)
+        try fsync(fd.rawValue, path: temporary)
+        fd.close()
+        try publish(temporary, as: final)
+    }
+
+    /// Removes the name `path` (unlink); a name already absent is not an
+    /// error when `missingIsFine`.
+    public static func remove(_ path: String, missingIsFine: Bool = true) throws(SystemError) {
+        if Glibc.unlink(path) == 0 { return }
+        if missingIsFine && Glibc.errno == ENOENT { return }
+        throw SystemError.errno("unlink", path)
+    }
+
+    /// Sets the permission bits of the file open as `fd` (fchmod).
+    public static func setMode(_ fd: Int32, _ mode: mode_t, path: String) throws(SystemError) {
+        while fchmod(fd, mode) != 0 {
+            if Glibc.errno == EINTR { continue }
+            throw SystemError.errno("fchmod", path)
+        }
+    }
+
+    /// Sets the permission bits of the file at `path` (chmod).
+    public static func setMode(_ path: String, _ mode: mode_t) throws(SystemError) {
+        while chmod(path, mode) != 0 {
+            if Glibc.errno == EINTR { continue }
+            throw SystemError.errno("chmod", path)
+        }
+    }
+
+    /// Gives the file at `path` to the group `group`, its owner unchanged
+    /// (chown).
+    public static func setGroup(_ path: String, _ group: gid_t) throws(SystemError) {
+        while chown(path, uid_t.max, group) != 0 {
+            if Glibc.errno == EINTR { continue }
+            throw SystemError.errno("chown", "\(path) to group \(group)")
+        }
+    }
+
+    /// The id of the group named `name` (getgrnam_r), or nil when there is
+    /// no such group.
+    public static func groupID(_ name: String) throws(SystemError) -> gid_t? {
+        var group = Glibc.group()
+        var found: UnsafeMutablePointer<Glibc.group>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        while true {
+            let code = buffer.withUnsafeMutableBufferPointer { getgrnam_r(name, &group, $0.baseAddress, $0.count, &found) }
+            if code == 0 { return found == nil ? nil : group.gr_gid }
+            if code == ERANGE && buffer.count < 1 << 20 { buffer = [CChar](repeating: 0, count: buffer.count * 4); continue }
+            if code == EINTR { continue }
+            throw SystemError(call: "getgrnam_r", code: code, detail: name)
+        }
+    }
+
+    /// What the kernel keeps of the file at `path` (stat: its mode, owner,
+    /// group, size, device).
+    public static func status(_ path: String) throws(SystemError) -> stat {
+        var info = stat()
+        while stat(path, &info) != 0 {
+            if Glibc.errno == EINTR { continue }
+            throw SystemError.errno("stat", path)
+        }
+        return info
+    }
+
+    /// What the kernel keeps of the file open as `fd` (fstat).
+    public static func status(_ fd: Int32, path: String) throws(SystemError) -> stat {
+        var info = stat()
+        while fstat(fd, &info) != 0 {
+            if Glibc.errno == EINTR { continue }
+            throw SystemError.errno("fstat", path)
+        }
+        return info
     }
 
     /// A second name for the file at `existing` (link).

@@ -32,6 +32,7 @@ struct CollectCommand: ParsableCommand {
     }
 
     func run() throws {
+        Log.keepGoingWithoutReaders()
         let fleetFile: FleetFile
         let collector: Collector
         do {

@@ -32,6 +32,20 @@ enum Log {
     /// Results go to standard error from now on: standard output carries data.
     static func outputToStandardError() { resultDescriptor.store(STDERR_FILENO, ordering: .relaxed) }
 
+    /// Set by a command whose work is not its output: a reader that goes
+    /// away stops the printing, never the work.
+    private static let keepGoing = Atomic<Bool>(false)
+    private static let readerGone = Atomic<Bool>(false)
+
+    /// For `record`, `run` and `collect`: a closed standard output or error
+    /// (`obscura record … | head -c 10`) is no longer written to, and the
+    /// recording, the service or the collection goes on and ends as usual
+    /// (its file finished), instead of ending by SIGPIPE at the next line.
+    static func keepGoingWithoutReaders() {
+        signal(SIGPIPE, SIG_IGN)
+        keepGoing.store(true, ordering: .relaxed)
+    }
+
     static func note(_ text: String) {
         try? Syscalls.writeAll(STDERR_FILENO, Array("obscura: \(text)\n".utf8), path: "standard error")
     }
@@ -54,10 +68,12 @@ enum Log {
     /// A reader that went away (`obscura status | grep -q …`) ends the
     /// program as it ends any Unix tool, by SIGPIPE, without a word.
     static func output(_ text: String) {
+        if readerGone.load(ordering: .relaxed) { return }
         do throws(SystemError) {
             let fd = resultDescriptor.load(ordering: .relaxed)
             try Syscalls.writeAll(fd, Array("\(text)\n".utf8), path: fd == STDOUT_FILENO ? "standard output" : "standard error")
         } catch where error.code == EPIPE {
+            if keepGoing.load(ordering: .relaxed) { return readerGone.store(true, ordering: .relaxed) }
             signal(SIGPIPE, SIG_DFL)
             raise(SIGPIPE)
             exit(141)

@@ -82,6 +82,7 @@ struct RecordCommand: AsyncParsableCommand {
     @Option(help: "Audio bit rate in bits per second.") var audioBitRate: Int = 96_000
 
     func run() async throws {
+        Log.keepGoingWithoutReaders()
         try await Self.reporting { try await record() }
     }
 

@@ -19,6 +19,7 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Board profile name or path, overriding the configuration's.") var board: String?
 
     func run() async throws {
+        Log.keepGoingWithoutReaders()
         try await Self.reporting {
             var configuration = try ServiceConfiguration.load(config)
             if let board { configuration.board = board }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import ObscuraService
 
 /// A reader that goes away (`obscura status | head -1`, `… | grep -q`) ends
 /// a command as it ends `ls`: quietly, with a non-zero status (SIGPIPE's),
@@ -55,12 +56,76 @@ import TestSupport
         for command in Self.subcommands { try check("$O \(command) --help", in: folder) }
         // Commands whose results go to standard output.
         // (Each run its own files: `$$` is the shell's pid.)
-        try check("$O record --camera synthetic --duration 0.5 --output clip-$$.mp4", in: folder)
         _ = try runProgram("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "kiosk", "-f", folder + "/id"])
         _ = try runProgram(obscura, ["keys", "add", "--file", folder + "/keys", folder + "/id.pub"])
         try check("$O keys list --file keys", in: folder)
         let key = "age1ql3z7hjy54pw3hyww5ayyfg7zqgvc7w3j2elw8zmrj2kg5sfn9aqmcac8p"
         try check("echo x > n$$.txt; $O encrypt --recipient \(key) n$$.txt", in: folder)
+    }
+
+    /// A recording whose reader goes away goes on, stops printing, and is
+    /// finished as usual: its file plays to its end (before, it ended by
+    /// SIGPIPE at its next progress line and left its .partial unfinished).
+    @Test func aRecordingGoesOnAndIsFinishedWhenItsReaderIsGone() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: obscura), "build first: swift build")
+        let folder = try TemporaryDirectory()
+        for (name, redirect) in [("out", "2>/dev/null | head -c 1"), ("err", "2>&1 >/dev/null | head -c 1"), ("both", "2>&1 | head -c 1")] {
+            let run = try runProgram("bash", ["-c", "\(obscura) record --camera synthetic --duration 2 --output \(name).mp4 \(redirect) >/dev/null; echo \"${PIPESTATUS[0]}\""],
+                                     cwd: folder.path)
+            #expect(run.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "\(name): status \(run.stdout) \(run.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: "\(folder.path)/\(name).mp4.partial"), "\(name): left unfinished")
+            let probe = try runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_frames",
+                                                   "-show_entries", "stream=nb_read_frames:format=duration", "-of", "csv=p=0", "\(folder.path)/\(name).mp4"])
+            let fields = probe.stdout.split(whereSeparator: \.isNewline).map(String.init)
+            let frames = fields.first.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+            let seconds = fields.last.flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+            // It went on past the line that met the closed pipe: all 2 s of camera time are in it.
+            #expect(probe.status == 0 && frames > 0 && seconds > 1.5, "\(name): \(probe.stdout) \(probe.stderr)")
+        }
+    }
+
+    /// `obscura run` with its standard output and error a pipe nobody reads
+    /// (a journal reader gone): the service goes on, records on command and
+    /// finishes the file, which plays.
+    @Test func theServiceRecordsAndFinishesWhenItsReaderIsGone() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: obscura), "build first: swift build")
+        let folder = try TemporaryDirectory()
+        let config = try PatternService.writeConfiguration(in: folder.path)
+        let socket = folder.path + "/control.sock", recordings = folder.path + "/rec"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: obscura)
+        process.arguments = ["run", "--config", config]
+        let output = Pipe()
+        try output.fileHandleForReading.close()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        try output.fileHandleForWriting.close()
+        defer { if process.isRunning { process.terminate(); process.waitUntilExit() } }
+        let answers = waitUntilBlocking(within: .seconds(60), every: .milliseconds(100)) {
+            (try? ControlServer.send("status", to: socket))?.contains("\"state\":\"idle\"") == true
+        }
+        try #require(answers, "the service did not answer within 60 s (running: \(process.isRunning))")
+        #expect(try ControlServer.send("record start", to: socket).contains("\"ok\":true"))
+        // Frames in the file: the service's own count, from its status.
+        let recording = waitUntilBlocking(within: .seconds(60), every: .milliseconds(100)) {
+            let said = Data(((try? ControlServer.send("status", to: socket)) ?? "").utf8)
+            let status = (try? JSONSerialization.jsonObject(with: said)) as? [String: Any]
+            return status?["state"] as? String == "recording" && (status?["frames"] as? Int ?? 0) > 0
+        }
+        #expect(recording, "no frame was recorded: \((try? ControlServer.send("status", to: socket)) ?? "")")
+        #expect(try ControlServer.send("record stop", to: socket).contains("\"ok\":true"))
+        var finished: [String] = []
+        let done = waitUntilBlocking(within: .seconds(60), every: .milliseconds(100)) {
+            finished = ((try? FileManager.default.contentsOfDirectory(atPath: recordings)) ?? []).filter { $0.hasSuffix(".mp4.sha256") }
+            return !finished.isEmpty
+        }
+        try #require(done, "the recording was not finished: \((try? FileManager.default.contentsOfDirectory(atPath: recordings)) ?? [])")
+        let file = recordings + "/" + String(finished[0].dropLast(".sha256".count))
+        let probe = try runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_frames",
+                                               "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", file])
+        #expect(probe.status == 0 && (Int(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 0, "\(probe.stdout) \(probe.stderr)")
+        #expect(process.isRunning, "the service ended (status \(process.terminationStatus))")
     }
 
     /// `obscura status` against a running service: the line a user's script

@@ -12,7 +12,7 @@ import ObscuraFiles
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("sync-\(getpid())-\(UInt32.random(in: 0 ... .max))").path
         try #require(FileManager.default.createFile(atPath: path, contents: Data(count: 4096)))
         defer { unlink(path) }
-        let syncer = try #require(DataSyncer(path: path))
+        let syncer = try DataSyncer(path: path)
         for i in 0..<1000 {
             syncer.request()
             if i % 100 == 0 { usleep(1000) }
