@@ -37,7 +37,7 @@ public struct V4L2CodecNode: Sendable, Equatable, CustomStringConvertible {
         var nodes: [V4L2CodecNode] = []
         for n in 0..<64 {
             let path = "/dev/video\(n)"
-            guard access(path, F_OK) == 0 else { continue }
+            guard (try? Syscalls.checkAccess(path, F_OK)) != nil else { continue }
             var caps = om_caps()
             let fd = om_open(path, &caps, nil, 0)
             guard fd >= 0 else { continue }
@@ -364,10 +364,9 @@ public final class V4L2MemoryToMemoryEncoder: VideoEncoder {
     /// no buffer owns, or the least recently used; waits for the driver to
     /// hand one back when all are queued.
     private func freeSlot(for frame: VideoFrame, packets: inout [EncodedPacket]) throws -> Int {
-        let inode: UInt64? = importsDmabufs ? {
-            var st = stat()
-            return fstat(frame.dmabufs[0].fd, &st) == 0 ? UInt64(st.st_ino) : UInt64(frame.dmabufs[0].fd)
-        }() : nil
+        let inode: UInt64? = importsDmabufs
+            ? (try? Syscalls.status(frame.dmabufs[0].fd, path: "dmabuf")).map { UInt64($0.st_ino) } ?? UInt64(frame.dmabufs[0].fd)
+            : nil
         for attempt in 0..<200 {
             useCounter += 1
             if let inode, let own = slotOwner.firstIndex(of: inode) {

@@ -39,11 +39,7 @@ public struct StorageKeeper: Sendable {
 
     public func usedBytes() -> Int { finished().reduce(0) { $0 + $1.bytes } }
 
-    public static func freeBytes(_ path: String) -> Int? {
-        var info = statvfs()
-        guard statvfs(path, &info) == 0 else { return nil }
-        return Int(info.f_bavail) * Int(info.f_frsize)
-    }
+    public static func freeBytes(_ path: String) -> Int? { try? Syscalls.freeBytes(path) }
 
     /// Deletes oldest finished files until under the quota and above the
     /// free-space minimum (or nothing deletable is left). Returns what went.
@@ -56,8 +52,8 @@ public struct StorageKeeper: Sendable {
         func lowOnSpace() -> Bool { minFreeBytes > 0 && (Self.freeBytes(folder) ?? Int.max) < minFreeBytes }
         while (overQuota() || lowOnSpace()), !items.isEmpty {
             let oldest = items.removeFirst()
-            guard unlink(oldest.path) == 0 else { continue }
-            _ = unlink(oldest.path + ".sha256")
+            guard (try? Syscalls.remove(oldest.path, missingIsFine: false)) != nil else { continue }
+            try? Syscalls.remove(oldest.path + ".sha256")  // (a checksum alone names nothing to fetch)
             used -= oldest.bytes
             deleted.append(oldest.path)
         }

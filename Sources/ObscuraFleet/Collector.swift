@@ -212,9 +212,12 @@ public final class Collector: Sendable {
             uploadName = (plain as NSString).lastPathComponent
             do { sha256 = try Checksum.sha256(of: plain) } catch { throw CollectError("hashing \(plain): \(error)") }
         }
+        let found: Int?
+        do { found = try FileSize.of(upload) } catch { throw CollectError("\(error)") }
+        guard let size = found else { throw CollectError("\(upload) is gone") }
         return Fetched(name: name, paths: [fetched, fetched + ".sha256", upload], kioskSHA256: line.sha256,
                        upload: Upload(file: upload, key: StoreKey.key(kiosk: kiosk.name, name: uploadName),
-                                      sha256: sha256, size: FileSize.of(upload)))
+                                      sha256: sha256, size: size))
     }
 
     /// Stores a kiosk's verified files (asking the store once what it holds
@@ -268,14 +271,22 @@ public final class Collector: Sendable {
         }
         report.stored.append(file.upload.key)
         report.bytes += file.upload.size
-        for path in file.paths { unlink(path) }
+        for path in file.paths {
+            do throws(SystemError) { try Syscalls.remove(path) } catch {
+                report.failures.append("\(file.name): stored, but its spool copy stays: \(error)")
+            }
+        }
     }
 }
 
 enum FileSize {
-    static func of(_ path: String) -> Int {
-        var st = stat()
-        return stat(path, &st) == 0 ? Int(st.st_size) : -1
+    /// The size of the file at `path`, or nil when there is none; any other
+    /// failure is thrown.
+    static func of(_ path: String) throws(SystemError) -> Int? {
+        do throws(SystemError) { return Int(try Syscalls.status(path).st_size) } catch {
+            if error.code == ENOENT { return nil }
+            throw error
+        }
     }
 }
 
@@ -290,14 +301,16 @@ final class SpoolLock {
         }
         let path = spool + "/.lock"
         do { fd = try Syscalls.open(path, O_RDWR | O_CREAT, 0o644) } catch { throw CollectError("\(error)") }
-        if flock(fd.rawValue, LOCK_EX | LOCK_NB) != 0 {
-            say("another collector holds \(path); waiting for it to end")
-            while flock(fd.rawValue, LOCK_EX) != 0 {
-                guard errno == EINTR else { throw CollectError("flock \(path): \(String(cString: strerror(errno)))") }
+        do throws(SystemError) {
+            if try !Syscalls.lock(fd.rawValue, wait: false, path: path) {
+                say("another collector holds \(path); waiting for it to end")
+                _ = try Syscalls.lock(fd.rawValue, wait: true, path: path)
             }
+        } catch {
+            throw CollectError("\(error)")
         }
     }
 
     /// The lock goes with the descriptor (closed when this is released).
-    deinit { flock(fd.rawValue, LOCK_UN) }
+    deinit { Syscalls.unlock(fd.rawValue) }
 }

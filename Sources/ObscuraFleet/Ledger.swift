@@ -33,10 +33,13 @@ final class Ledger {
 
     func record(_ sha256: String, key: String) throws(CollectError) {
         do throws(SystemError) {
+            let created = (try? Syscalls.status(path)) == nil
             let fd = try Syscalls.open(path, O_WRONLY | O_CREAT | O_APPEND, 0o644)
             try Syscalls.writeAll(fd.rawValue, Array("\(sha256) \(key)\n".utf8), path: path)
             try Syscalls.fsync(fd.rawValue, path: path)
             fd.close()
+            // A ledger made now has a name its folder must keep.
+            if created { try Syscalls.syncFolder(Syscalls.folder(of: path)) }
         } catch {
             throw CollectError("recording \(key) in \(path): \(error)")
         }

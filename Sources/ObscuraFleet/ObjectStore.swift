@@ -75,11 +75,9 @@ public struct FolderStore: ObjectStore {
 
     func stat(_ key: String) throws(CollectError) -> StoredObject? {
         let path = root + "/" + key
-        let size = FileSize.of(path)
-        guard size >= 0 else {
-            if errno == ENOENT { return nil }
-            throw CollectError("stat \(path): \(String(cString: strerror(errno)))")
-        }
+        let found: Int?
+        do { found = try FileSize.of(path) } catch { throw CollectError("\(error)") }
+        guard let size = found else { return nil }
         do { return StoredObject(size: size, sha256: try Checksum.sha256(of: path)) } catch {
             throw CollectError("reading \(path) back: \(error)")
         }
@@ -87,7 +85,9 @@ public struct FolderStore: ObjectStore {
 
     func put(_ file: String, key: String) throws(CollectError) {
         let path = root + "/" + key
-        guard FileSize.of(path) < 0 else { throw CollectError("\(path) is there already; not overwritten") }
+        let existing: Int?
+        do { existing = try FileSize.of(path) } catch { throw CollectError("\(error)") }
+        guard existing == nil else { throw CollectError("\(path) is there already; not overwritten") }
         let folder = (path as NSString).deletingLastPathComponent
         let temporary = folder + "/" + Self.temporaryPrefix + (path as NSString).lastPathComponent
         do {
@@ -98,15 +98,9 @@ public struct FolderStore: ObjectStore {
             throw CollectError("copying \(file) to \(temporary): \(error.localizedDescription)")
         }
         do throws(SystemError) {
-            let fd = try Syscalls.open(temporary, O_RDONLY, 0)
-            try Syscalls.fsync(fd.rawValue, path: temporary)
-            fd.close()
-            if rename(temporary, path) != 0 { throw SystemError.errno("rename", "\(temporary) → \(path)") }
-            let dir = try Syscalls.open(folder, O_RDONLY | O_DIRECTORY, 0)
-            try Syscalls.fsync(dir.rawValue, path: folder)
-            dir.close()
+            try Syscalls.syncAndPublish(temporary, as: path)
         } catch {
-            unlink(temporary)
+            try? Syscalls.remove(temporary)  // (the store's own error is the one said)
             throw CollectError("storing \(key): \(error)")
         }
     }
@@ -117,7 +111,7 @@ public struct FolderStore: ObjectStore {
         var removed: [String] = []
         while let relative = walker.nextObject() as? String {
             guard (relative as NSString).lastPathComponent.hasPrefix(Self.temporaryPrefix) else { continue }
-            if unlink(top + "/" + relative) == 0 { removed.append(relative) }
+            if (try? Syscalls.remove(top + "/" + relative, missingIsFine: false)) != nil { removed.append(relative) }
         }
         return removed.isEmpty ? nil : "removed \(removed.count) interrupted cop\(removed.count == 1 ? "y" : "ies")"
     }

@@ -253,7 +253,7 @@ final class FileOutput {
             }
             if cipherWhole < cipherSize || error != nil {
                 let whole = AgeDecryptor.completeLength(headerAndNonce: encryptor.header.count, fileSize: cipherWhole)
-                if ftruncate(fd.rawValue, off_t(whole)) != 0 { throw SystemError.errno("ftruncate", "\(path) to \(whole) bytes") }
+                try Syscalls.truncate(fd.rawValue, to: whole, path: path)
                 cipherSize = whole
                 hash = nil
             }
@@ -262,7 +262,7 @@ final class FileOutput {
             return SHA256.hex(hash.finalize())
         }
         if length < size {
-            if ftruncate(fd.rawValue, off_t(length)) != 0 { throw SystemError.errno("ftruncate", "\(path) to \(length) bytes") }
+            try Syscalls.truncate(fd.rawValue, to: length, path: path)
             size = length
         }
         try Syscalls.fsync(fd.rawValue, path: path)

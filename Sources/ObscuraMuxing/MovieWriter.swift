@@ -192,7 +192,7 @@ public final class MovieWriter {
             output = nil
             avformat_free_context(ctx)
             context = nil
-            unlink(partialPath)
+            try? Syscalls.remove(partialPath)  // (the start's own error is the one said)
             throw error
         }
     }

@@ -47,13 +47,7 @@ public final class DRMDevice: Sendable {
 
     /// Every /dev/dri/card* path, in order.
     public static func cards() -> [String] {
-        guard let dir = opendir("/dev/dri") else { return [] }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
-            if name.hasPrefix("card") { names.append("/dev/dri/" + name) }
-        }
+        let names = ((try? Syscalls.folderEntries("/dev/dri")) ?? []).filter { $0.hasPrefix("card") }.map { "/dev/dri/" + $0 }
         return names.sorted { $0.count != $1.count ? $0.count < $1.count : $0 < $1 }
     }
 

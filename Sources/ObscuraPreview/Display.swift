@@ -196,9 +196,8 @@ final class Display {
 
     /// Framebuffers are cached per camera buffer (the dmabuf's inode and offset).
     private func framebuffer(for frame: VideoFrame) throws -> DRMDevice.Framebuffer {
-        var st = stat()
         let first = frame.dmabufs[0]
-        let inode = fstat(first.fd, &st) == 0 ? UInt64(st.st_ino) : UInt64(first.fd)
+        let inode = (try? Syscalls.status(first.fd, path: "dmabuf")).map { UInt64($0.st_ino) } ?? UInt64(first.fd)
         let key = "\(inode):\(first.offset):\(frame.format.fourcc):\(frame.size):\(frame.planes.first?.stride ?? 0)"
         if let fb = cache[key] { return fb }
         let fb = try device.importFrame(frame)

@@ -201,7 +201,7 @@ public final class PreviewOutput: CaptureOutput, @unchecked Sendable {
     /// On `work`.
     private func present(_ camera: VideoFrame) {
         guard openIfNeeded() else { return }
-        let before = Self.threadCPU()
+        let before = Syscalls.threadCPUNanoseconds()
         do {
             var frame = camera
             if let caption {
@@ -211,7 +211,7 @@ public final class PreviewOutput: CaptureOutput, @unchecked Sendable {
                 frame = try captioner!.apply(frame)
             }
             let path = try display!.show(frame, gravity: gravity, rotation: rotation, area: destination, copies: copies)
-            let spent = Self.threadCPU() &- before
+            let spent = Syscalls.threadCPUNanoseconds() &- before
             state.withLock {
                 $0.shown += 1
                 $0.cpuNanoseconds &+= spent
@@ -224,12 +224,6 @@ public final class PreviewOutput: CaptureOutput, @unchecked Sendable {
             }
             if count == 1 || count % 100 == 0 { log("preview frame not shown (\(count) so far): \(error)") }
         }
-    }
-
-    static func threadCPU() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 }
 

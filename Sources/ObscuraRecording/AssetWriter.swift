@@ -145,7 +145,7 @@ public final class AssetWriter: Sendable {
         }
         state.withLock { s in
             s.status = .cancelled
-            if let partial = s.sink?.partialPath { unlink(partial) }
+            if let partial = s.sink?.partialPath { try? Syscalls.remove(partial) }  // (an unstarted file: nothing in it)
             s.sink = nil
         }
     }

@@ -684,12 +684,6 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
 
     var stopRequested: Bool { state.withLock { $0.stop } }
 
-    static func threadCPU() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
-
     // MARK: What a recording's run (`RecordingRun`) reads and tells
 
     var connectedAudioFormat: AudioFormat? { state.withLock { $0.audioFormat } }
@@ -726,11 +720,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
         }
     }
 
-    static func freeSpace(_ directory: String) -> Int? {
-        var info = statvfs()
-        guard statvfs(directory.isEmpty ? "." : directory, &info) == 0 else { return nil }
-        return Int(info.f_bavail) * Int(info.f_frsize)
-    }
+    static func freeSpace(_ directory: String) -> Int? { try? Syscalls.freeBytes(directory) }
 
     /// Why a recording that met `error` ended: the disk full, the storage
     /// refusing a write or sync, or another error.

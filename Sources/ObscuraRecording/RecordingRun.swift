@@ -213,7 +213,7 @@ final class RecordingRun {
         lastPTS = pts
         let forceKeyframe = sink.needsKeyframe(at: pts) || waitingForKeyframe || output.live.wantsKeyframe
         waitingForKeyframe = false
-        let cpuBefore = MovieFileOutput.threadCPU()
+        let cpuBefore = Syscalls.threadCPUNanoseconds()
         latency.frameIn(sensorNanoseconds: frame.timestampNanoseconds)
         let packets: [EncodedPacket]
         do {
@@ -221,7 +221,7 @@ final class RecordingRun {
         } catch {
             throw StageFailure(message: "\(error)")
         }
-        encoderCPU &+= MovieFileOutput.threadCPU() &- cpuBefore
+        encoderCPU &+= Syscalls.threadCPUNanoseconds() &- cpuBefore
         latency.packetsOut(packets.count)
         share(packets, made)
         if latency.framesSincePacket >= settings.encoderStallFrames {
@@ -274,9 +274,9 @@ final class RecordingRun {
         guard let encoder else { return }
         do {
             if case .encoderFailed = reason {} else {
-                let cpuBefore = MovieFileOutput.threadCPU()
+                let cpuBefore = Syscalls.threadCPUNanoseconds()
                 let drained = try encoder.finish()
-                encoderCPU &+= MovieFileOutput.threadCPU() &- cpuBefore
+                encoderCPU &+= Syscalls.threadCPUNanoseconds() &- cpuBefore
                 latency.packetsOut(drained.count)
                 try write(drained, encoder)
             }

@@ -144,7 +144,7 @@ public final class Puller: Sendable {
     public func cancel() {
         cancelled.store(true, ordering: .sequentiallyConsistent)
         let pid = running.load(ordering: .sequentiallyConsistent)
-        if pid > 0 { kill(pid, SIGKILL) }
+        if pid > 0 { try? Syscalls.signal(pid, SIGKILL) }  // (the run then ends and says it was interrupted)
     }
 
     var workspace: String { options.destination + "/.obscura-pull" }
@@ -167,7 +167,7 @@ public final class Puller: Sendable {
         do { remote = try listFinished(note: note) } catch {
             // Nothing came: the folders made for this run go again (rmdir
             // removes only empty ones, so nothing fetched earlier is touched).
-            for folder in made.reversed() { rmdir(folder) }
+            for folder in made.reversed() { try? Syscalls.removeFolder(folder) }
             throw error
         }
 
@@ -253,7 +253,7 @@ public final class Puller: Sendable {
         for file in files {
             let part = partPath(file)
             let have = Self.size(part) ?? 0
-            if have > file.size { unlink(part) } else if have > 0 { resumed[file.name] = have }
+            if have > file.size { try? Syscalls.remove(part) } else if have > 0 { resumed[file.name] = have }
             batch.append("-reget \(Self.quote(file.path)) \(Self.quote(part))")
         }
         for (name, bytes) in resumed { note("resuming \(name) at \(bytes) bytes") }
@@ -313,7 +313,7 @@ public final class Puller: Sendable {
                 continue
             }
             guard hex == file.sha256, have == file.size else {
-                unlink(part)
+                try? Syscalls.remove(part)  // (fetched again next time; the mismatch is what is said)
                 summary.failed.append("\(file.name): checksum mismatch (device \(file.sha256.prefix(12))…, copy \(hex.prefix(12))…); the copy is dropped and the file stays on the device")
                 continue
             }
@@ -454,7 +454,6 @@ public final class Puller: Sendable {
     }
 
     static func size(_ path: String) -> Int? {
-        var st = stat()
-        return stat(path, &st) == 0 ? Int(st.st_size) : nil
+        (try? Syscalls.status(path)).map { Int($0.st_size) }
     }
 }

@@ -182,7 +182,7 @@ public final class ControlServer: Sendable {
         // that preferred it (which would release it on that very thread).
         replies.shutDown()
         socket.close()
-        unlink(path)
+        try? Syscalls.remove(path)  // (a socket left is removed at the next start)
     }
 
     deinit { close() }
@@ -193,8 +193,7 @@ public final class ControlServer: Sendable {
         let socket = try Syscalls.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), what: "AF_UNIX")
         let fd = socket.rawValue
         try Syscalls.connect(fd, unixPath: path)
-        var tv = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        try Syscalls.setReceiveTimeout(fd, seconds: Int(timeout.components.seconds), what: path)
         try Syscalls.sendAll(fd, Array((command + "\n").utf8), flags: Int32(MSG_NOSIGNAL), what: path)
         var data = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 4096)

@@ -77,7 +77,7 @@ enum DoctorChecks {
             let probe = folder + "/.obscura-doctor-\(getpid())"
             do {
                 let fd = try Syscalls.open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-                defer { unlink(probe) }
+                defer { try? Syscalls.remove(probe) }
                 try Syscalls.writeAll(fd.rawValue, Array("obscura doctor\n".utf8), path: probe)
                 try Syscalls.fsync(fd.rawValue, path: probe)
             } catch {

@@ -19,11 +19,10 @@ extension DoctorChecks {
         guard main.split(separator: "\n").contains(where: { $0.hasPrefix("Include") && $0.contains("sshd_config.d") }) else {
             return DoctorCheck("retrieval", .fail, "/etc/ssh/sshd_config does not include sshd_config.d", fix: "add Include /etc/ssh/sshd_config.d/*.conf at its top")
         }
-        guard getpwnam("obscura-fetch") != nil else {
+        guard Syscalls.userExists("obscura-fetch") else {
             return DoctorCheck("retrieval", .fail, "no obscura-fetch account", fix: fix)
         }
-        var info = stat()
-        guard stat(root + "/srv/obscura", &info) == 0, info.st_uid == 0, info.st_mode & 0o022 == 0 else {
+        guard let info = try? Syscalls.status(root + "/srv/obscura"), info.st_uid == 0, info.st_mode & 0o022 == 0 else {
             return DoctorCheck("retrieval", .fail, "/srv/obscura is missing, or not root's alone (sshd refuses such a chroot)", fix: fix)
         }
         let mounts = (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""

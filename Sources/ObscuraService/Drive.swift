@@ -1,4 +1,5 @@
 import Foundation
+import ObscuraSystem
 
 /// A drive recordings go to when it is present (a USB stick or disk), named
 /// by its filesystem label or its mount point; the SD card's folder
@@ -50,9 +51,8 @@ public struct DriveConfiguration: Sendable, Equatable {
         switch identity {
         case .label(let label):
             let link = byLabel + "/" + Self.udevEscape(label)
-            var st = stat()
-            guard stat(link, &st) == 0, (st.st_mode & S_IFMT) == S_IFBLK else {
-                if lstat(link, &st) == 0 { return .absent("the filesystem labelled \"\(label)\" went away (\(Self.resolved(link)))") }
+            guard let st = try? Syscalls.status(link), (st.st_mode & S_IFMT) == S_IFBLK else {
+                if (try? Syscalls.linkStatus(link)) != nil { return .absent("the filesystem labelled \"\(label)\" went away (\(Self.resolved(link)))") }
                 let names = ((try? FileManager.default.contentsOfDirectory(atPath: byLabel)) ?? []).map(Self.udevUnescape).sorted()
                 return .absent("no filesystem labelled \"\(label)\" is attached (labels present: "
                                + (names.isEmpty ? "none" : names.joined(separator: ", ")) + ")")
@@ -69,7 +69,7 @@ public struct DriveConfiguration: Sendable, Equatable {
                 return .absent("nothing is mounted on \(path)")
             }
             // A drive pulled out stays mounted until someone unmounts it.
-            if mount.source.hasPrefix("/dev/"), access("\(sysBlock)/\(mount.device.0):\(mount.device.1)", F_OK) != 0 {
+            if mount.source.hasPrefix("/dev/"), (try? Syscalls.checkAccess("\(sysBlock)/\(mount.device.0):\(mount.device.1)", F_OK)) == nil {
                 return .absent("the drive mounted on \(path) (\(mount.source)) went away")
             }
             point = path

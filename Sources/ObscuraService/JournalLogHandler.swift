@@ -74,9 +74,8 @@ public struct JournalLogHandler: LogHandler {
     public static func standardErrorIsJournal() -> Bool {
         guard let value = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] else { return false }
         let parts = value.split(separator: ":")
-        var st = stat()
         guard parts.count == 2, let device = UInt64(parts[0]), let inode = UInt64(parts[1]),
-              fstat(STDERR_FILENO, &st) == 0 else { return false }
+              let st = try? Syscalls.status(STDERR_FILENO, path: "standard error") else { return false }
         return UInt64(st.st_dev) == device && UInt64(st.st_ino) == inode
     }
 }

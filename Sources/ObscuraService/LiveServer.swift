@@ -117,7 +117,7 @@ public final class LiveServer: Sendable {
                               _ feed: LiveFeed, _ header: LiveStream.Header, _ changed: @escaping Changed) {
         let fd = connection.rawValue
         // Blocking from here: a sender waits on its own viewer only.
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        guard (try? Syscalls.setBlocking(fd, true, what: "a viewer's connection")) != nil else { return }
         let thread = try? JoinableThread(name: "obscura-view") {
             defer {
                 senders.lock.withLock { senders.finished.append(id) }
@@ -143,8 +143,7 @@ public final class LiveServer: Sendable {
     /// The viewer's line, `view NAME`: its NAME (at most 200 bytes, printable), or nil.
     static func hello(_ fd: Int32) -> String? {
         let deadline = helloDeadline.components.seconds
-        var tv = timeval(tv_sec: Int(deadline), tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        guard (try? Syscalls.setReceiveTimeout(fd, seconds: Int(deadline), what: "a viewer's connection")) != nil else { return nil }
         var got: [UInt8] = []
         var byte: UInt8 = 0
         while got.count <= 256 {
@@ -208,7 +207,7 @@ public final class LiveServer: Sendable {
         for sender in all { try? Syscalls.shutdown(sender.connection.rawValue, what: "a live viewer") }
         for sender in all { sender.thread.join() }
         socket.close()
-        unlink(path)
+        try? Syscalls.remove(path)  // (a socket left is removed at the next start)
     }
 
     deinit { close() }

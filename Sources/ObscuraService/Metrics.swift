@@ -220,10 +220,12 @@ public struct MetricsFile: Sendable {
     /// Why the file cannot be written there, or nil when it can.
     public func problem() -> String? {
         let folder = (path as NSString).deletingLastPathComponent
-        var st = stat()
-        guard stat(folder, &st) == 0 else { return "\(folder) does not exist (\(String(cString: strerror(errno))))" }
-        guard st.st_mode & S_IFMT == S_IFDIR else { return "\(folder) is not a folder" }
-        guard access(folder, W_OK) == 0 else { return "\(folder) is not writable by this process (\(String(cString: strerror(errno))))" }
+        do {
+            guard try Syscalls.status(folder).st_mode & S_IFMT == S_IFDIR else { return "\(folder) is not a folder" }
+        } catch {
+            return "\(folder) does not exist (\(error))"
+        }
+        do { try Syscalls.checkAccess(folder, W_OK) } catch { return "\(folder) is not writable by this process (\(error))" }
         return nil
     }
 }

@@ -215,8 +215,7 @@ public actor RecorderService {
     }
 
     static func device(_ path: String) -> UInt64? {
-        var st = stat()
-        return stat(path, &st) == 0 ? UInt64(st.st_dev) : nil
+        (try? Syscalls.status(path)).map { UInt64($0.st_dev) }
     }
 
     /// Finalizes a recording in progress and releases everything (SIGTERM).

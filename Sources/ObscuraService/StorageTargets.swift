@@ -195,7 +195,11 @@ extension StorageTargets {
             } catch {
                 return error.localizedDescription
             }
-            guard access(folder, W_OK) == 0, access(incoming, W_OK) == 0 else { return String(cString: strerror(errno)) }
+            do {
+                for f in [folder, incoming] { try Syscalls.checkAccess(f, W_OK) }
+            } catch {
+                return "\(error)"
+            }
             return nil
         }
         switch prepared {

@@ -390,6 +390,112 @@ public enum Syscalls {
         return info
     }
 
+    /// What the kernel keeps of the name `path` itself, a symbolic link not
+    /// followed (lstat).
+    public static func linkStatus(_ path: String) throws(SystemError) -> stat {
+        var info = stat()
+        while lstat(path, &info) != 0 {
+            if Glibc.errno == EINTR { continue }
+            throw SystemError.errno("lstat", path)
+        }
+        return info
+    }
+
+    /// The bytes an unprivileged writer may still use on the filesystem that
+    /// holds `path` (statvfs: f_bavail blocks of f_frsize).
+    public static func freeBytes(_ path: String) throws(SystemError) -> Int {
+        var info = statvfs()
+        while statvfs(path.isEmpty ? "." : path, &info) != 0 {
+            if Glibc.errno == EINTR { continue }
+            throw SystemError.errno("statvfs", path)
+        }
+        return Int(info.f_bavail) * Int(info.f_frsize)
+    }
+
+    /// Whether this process may reach `path` as `mode` asks (access: F_OK,
+    /// R_OK, W_OK); the error says why not.
+    public static func checkAccess(_ path: String, _ mode: Int32) throws(SystemError) {
+        while access(path, mode) != 0 {
+            if Glibc.errno == EINTR { continue }
+            throw SystemError.errno("access", path)
+        }
+    }
+
+    /// Removes the empty folder `path` (rmdir).
+    public static func removeFolder(_ path: String) throws(SystemError) {
+        while rmdir(path) != 0 {
+            if Glibc.errno == EINTR { continue }
+            throw SystemError.errno("rmdir", path)
+        }
+    }
+
+    /// Takes the advisory lock on the file open as `fd` (flock, exclusive);
+    /// false when another holds it and `wait` is false.
+    public static func lock(_ fd: Int32, wait: Bool, path: String) throws(SystemError) -> Bool {
+        while flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0 {
+            if Glibc.errno == EINTR { continue }
+            if Glibc.errno == EWOULDBLOCK && !wait { return false }
+            throw SystemError.errno("flock", path)
+        }
+        return true
+    }
+
+    /// Lets go of the lock `lock` took (closing the file does too).
+    public static func unlock(_ fd: Int32) {
+        _ = flock(fd, LOCK_UN)
+    }
+
+    /// Ends the program by `signal` with its default action (as a shell
+    /// expects of a tool whose reader went away: SIGPIPE, status 141).
+    public static func endBySignal(_ signal: Int32) -> Never {
+        Glibc.signal(signal, SIG_DFL)
+        raise(signal)
+        exit(128 + signal)
+    }
+
+    /// Sends `signal` to the process `pid` (kill); a process already gone is
+    /// not an error.
+    public static func signal(_ pid: pid_t, _ signal: Int32) throws(SystemError) {
+        guard kill(pid, signal) != 0, Glibc.errno != ESRCH else { return }
+        throw SystemError.errno("kill", "pid \(pid), signal \(signal)")
+    }
+
+    /// A receive timeout on the socket `fd` (SO_RCVTIMEO): a read waits at
+    /// most `seconds`, then fails with EAGAIN.
+    public static func setReceiveTimeout(_ fd: Int32, seconds: Int, what: String) throws(SystemError) {
+        var limit = timeval(tv_sec: seconds, tv_usec: 0)
+        guard setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size)) == 0 else {
+            throw SystemError.errno("setsockopt(SO_RCVTIMEO)", what)
+        }
+    }
+
+    /// SO_REUSEADDR on the socket `fd`: a listener can bind again at once.
+    public static func reuseAddress(_ fd: Int32, what: String) throws(SystemError) {
+        var on: Int32 = 1
+        guard setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size)) == 0 else {
+            throw SystemError.errno("setsockopt(SO_REUSEADDR)", what)
+        }
+    }
+
+    /// The name of the user `uid` (getpwuid_r), or nil when it has none.
+    public static func userName(_ uid: uid_t) -> String? {
+        var entry = passwd()
+        var found: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let code = buffer.withUnsafeMutableBufferPointer { getpwuid_r(uid, &entry, $0.baseAddress!, $0.count, &found) }
+        guard code == 0, found != nil, let name = entry.pw_name else { return nil }
+        return String(cString: name)
+    }
+
+    /// Whether the user `name` exists (getpwnam_r).
+    public static func userExists(_ name: String) -> Bool {
+        var entry = passwd()
+        var found: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let code = buffer.withUnsafeMutableBufferPointer { getpwnam_r(name, &entry, $0.baseAddress!, $0.count, &found) }
+        return code == 0 && found != nil
+    }
+
     /// A second name for the file at `existing` (link).
     public static func link(_ existing: String, _ new: String) throws(SystemError) {
         while Glibc.link(existing, new) != 0 {
@@ -502,6 +608,14 @@ extension Syscalls {
         var ts = timespec()
         clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
         return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
+    /// Seconds since boot, suspend included (CLOCK_BOOTTIME): the clock the
+    /// kernel's own logs and uptime use.
+    public static func bootSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_BOOTTIME, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
     /// Puts the calling thread in the round-robin real-time class at

@@ -160,8 +160,7 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
     private static func contentBuffers(_ path: String, inDmabufs: Bool, format: PixelFormat, size: PixelSize, frameSize: Int) throws
         -> (buffers: [SyntheticBuffer], mapping: MemoryMapping?, frames: Int) {
         let fd = try Syscalls.open(path, O_RDONLY | O_CLOEXEC)
-        var st = stat()
-        guard fstat(fd.rawValue, &st) == 0 else { throw SystemError.errno("fstat", path) }
+        let st = try Syscalls.status(fd.rawValue, path: path)
         let frames = min(Int(st.st_size) / frameSize, inDmabufs ? maxDmabufFrames : Int.max)
         guard frames > 0 else {
             throw CameraError.invalidConfiguration("\(path) holds \(st.st_size) bytes, less than one \(format) \(size) frame (\(frameSize) bytes)")

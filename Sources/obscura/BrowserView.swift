@@ -34,8 +34,7 @@ final class BrowserView: Sendable {
 
     init(port requested: UInt16, title: String, say: @escaping Say) throws {
         let listener = try Syscalls.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), what: "AF_INET")
-        var on: Int32 = 1
-        _ = setsockopt(listener.rawValue, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+        try Syscalls.reuseAddress(listener.rawValue, what: "the browser view's listener")
         port = try Syscalls.bindLoopback(listener.rawValue, port: requested)
         try Syscalls.listen(listener.rawValue, backlog: 16, what: "127.0.0.1:\(port)")
         let wakeup = try Wakeup()

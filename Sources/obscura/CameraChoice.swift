@@ -16,7 +16,7 @@ enum CameraChoice {
     static func device(_ id: String?) throws -> CaptureDevice {
         for prefix in ["file:", "dmabuf-file:"] where id?.hasPrefix(prefix) == true {
             let path = String(id!.dropFirst(prefix.count))
-            guard access(path, R_OK) == 0 else { throw UserFacingError("cannot read raw frames from \"\(path)\"") }
+            do { try Syscalls.checkAccess(path, R_OK) } catch { throw UserFacingError("cannot read raw frames from \"\(path)\": \(error)") }
             if prefix == "dmabuf-file:" && DmabufAllocator.available == nil {
                 throw UserFacingError("\(prefix) needs a dmabuf allocator: none of "
                     + "\(DmabufAllocator.candidates.joined(separator: ", ")) is here; file:\(path) maps the file instead")

@@ -85,10 +85,10 @@ struct LiveViewing {
         source.close()
         guard let ssh else { return }
         let pid = ssh.processIdentifier
-        kill(pid, SIGTERM)
+        try? Syscalls.signal(pid, SIGTERM)  // (a viewer's ssh that is gone is what was wanted)
         let deadline = ContinuousClock.now + .seconds(2)
         while ssh.isRunning, ContinuousClock.now < deadline { usleep(20_000) }
-        if ssh.isRunning { kill(pid, SIGKILL) }
+        if ssh.isRunning { try? Syscalls.signal(pid, SIGKILL) }
         ssh.waitUntilExit()
     }
 
@@ -153,7 +153,7 @@ struct LiveViewing {
 
     /// Who watches, for the kiosk's journal.
     static var viewerName: String {
-        let user = getpwuid(getuid()).map { String(cString: $0.pointee.pw_name) } ?? "uid \(getuid())"
+        let user = Syscalls.userName(getuid()) ?? "uid \(getuid())"
         return "\(user)@\(ProcessInfo.processInfo.hostName)"
     }
 

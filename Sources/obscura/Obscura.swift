@@ -74,9 +74,7 @@ enum Log {
             try Syscalls.writeAll(fd, Array("\(text)\n".utf8), path: fd == STDOUT_FILENO ? "standard output" : "standard error")
         } catch where error.code == EPIPE {
             if keepGoing.load(ordering: .relaxed) { return readerGone.store(true, ordering: .relaxed) }
-            signal(SIGPIPE, SIG_DFL)
-            raise(SIGPIPE)
-            exit(141)
+            Syscalls.endBySignal(SIGPIPE)
         } catch {
             note("\(error)")
             exit(EXIT_FAILURE)

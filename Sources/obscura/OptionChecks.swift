@@ -74,8 +74,8 @@ enum Options {
         guard FileManager.default.fileExists(atPath: parent, isDirectory: &isFolder), isFolder.boolValue else {
             throw UserFacingError("\(name): the folder \(parent) does not exist")
         }
-        guard access(parent, W_OK) == 0 else {
-            throw UserFacingError("\(name): the folder \(parent) cannot be written (\(String(cString: strerror(errno))))")
+        do { try Syscalls.checkAccess(parent, W_OK) } catch {
+            throw UserFacingError("\(name): the folder \(parent) cannot be written (\(error))")
         }
     }
 

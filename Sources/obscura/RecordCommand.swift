@@ -405,7 +405,7 @@ struct RecordCommand: AsyncParsableCommand {
     static func checkLeftover(_ partial: String) throws {
         guard FileManager.default.fileExists(atPath: partial) else { return }
         guard let held = MovieReader.countPackets(partial), held.video > 0 else {
-            unlink(partial)
+            try Syscalls.remove(partial)
             Log.note("removed \(partial): left by an interrupted recording, with no frame in it")
             return
         }

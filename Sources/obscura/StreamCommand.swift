@@ -280,9 +280,5 @@ struct StreamCommand: AsyncParsableCommand {
     /// Mean of every 61st sample of the first plane (under the CPU-access bracket).
     static func mean(_ frame: VideoFrame) -> Double { frame.meanOfFirstPlane(every: 61) }
 
-    static func uptime() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_BOOTTIME, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
+    static func uptime() -> Double { Syscalls.bootSeconds() }
 }

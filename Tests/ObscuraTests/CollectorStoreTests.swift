@@ -96,9 +96,10 @@ import TestSupport
         let names = ["obscura-20261128-100001.mp4", "obscura-20261128-100002.mp4", "obscura-20261128-100003.mp4"]
         for name in names { _ = try rig.pulled(name, "frames of \(name)") }
         let sameSHA = try Checksum.sha256(of: rig.folder + "/k/files/" + names[2])
+        let sameSize = try #require(try FileSize.of(rig.folder + "/k/files/" + names[2]))
         rig.store.state.withLock { s in
             s.objects["k/2026/11/28/" + names[0]] = StoredObject(size: 3, sha256: "another")
-            s.objects["k/2026/11/28/" + names[2]] = StoredObject(size: FileSize.of(rig.folder + "/k/files/" + names[2]), sha256: sameSHA)
+            s.objects["k/2026/11/28/" + names[2]] = StoredObject(size: sameSize, sha256: sameSHA)
             s.losing = ["k/2026/11/28/" + names[1]]
         }
         let (report, ledger) = try rig.store(names)

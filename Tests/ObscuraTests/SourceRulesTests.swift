@@ -20,18 +20,42 @@ import TestSupport
         return noStrings.components(separatedBy: "//").first ?? ""
     }
 
+    /// The C library's file, descriptor, socket, process and environment
+    /// calls: outside ObscuraSystem each goes through `Syscalls` (EINTR
+    /// retried, errno named), or is listed in `doorExemptions` with why.
+    static let doorCalls = """
+        open openat creat close read write pread pwrite readv writev lseek fsync fdatasync sync syncfs ftruncate truncate
+        fallocate posix_fallocate stat fstat lstat fstatat statvfs fstatvfs statfs fstatfs access faccessat flock fcntl
+        ioctl mmap munmap mprotect msync dup dup2 dup3 pipe pipe2 unlink unlinkat rename renameat renameat2 link linkat
+        symlink readlink mkdir mkdirat mkdtemp mkstemp mkfifo mknod rmdir chmod fchmod chown fchown lchown umask utimes
+        futimens opendir readdir closedir realpath socket socketpair bind listen accept accept4 connect send sendto
+        sendmsg recv recvfrom recvmsg shutdown setsockopt getsockopt poll ppoll select epoll_create1 epoll_ctl
+        epoll_wait eventfd timerfd_create timerfd_settime memfd_create fork vfork execv execve execvp posix_spawn
+        waitpid kill raise setenv unsetenv putenv clock_gettime clock_nanosleep nanosleep getgrnam getgrgid getpwnam
+        getpwuid sched_setscheduler prctl
+        """.split(whereSeparator: \.isWhitespace).map(String.init)
+
+    /// Calls of those names that stay where they are, and why.
+    /// (None today: a call added here names its file and says why.)
+    static let doorExemptions: [(file: String, call: String, why: String)] = []
+
     @Test func systemCallsGoThroughTheDoor() throws {
         // A call of the C function itself: not a method (`x.close()`), not
         // one of Syscalls' own (`Syscalls.read(`), not a Swift function of
-        // the same name being declared or called with a label.
-        let raw = try NSRegularExpression(pattern: #"(?<![.\w])(write|read|pread|pwrite|poll|close|socket|recv|send|sendto|connect|bind|listen|fsync|fdatasync)\((?!\s*\))(?![a-z]+:)"#)
+        // the same name being declared, called with a label, or with `try`
+        // (no C call throws).
+        let raw = try NSRegularExpression(pattern: #"(?<![.\w])("# + Self.doorCalls.joined(separator: "|") + #")\((?!\s*\))(?![a-z]+:)"#)
         var found: [String] = []
-        for (path, lines) in try Self.sources() where path != "Sources/ObscuraSystem/Syscalls.swift" {
+        for (path, lines) in try Self.sources() where !path.hasPrefix("Sources/ObscuraSystem/") {
             for (n, line) in lines.enumerated() {
                 let code = Self.code(line)
-                guard !code.contains("func "), !code.contains("try write("), !code.contains("try read(") else { continue }
-                if raw.firstMatch(in: code, range: NSRange(code.startIndex..., in: code)) != nil {
-                    found.append("\(path):\(n + 1): \(line.trimmingCharacters(in: .whitespaces))")
+                guard !code.contains("func ") else { continue }
+                for match in raw.matches(in: code, range: NSRange(code.startIndex..., in: code)) {
+                    let call = (code as NSString).substring(with: match.range(at: 1))
+                    let before = (code as NSString).substring(to: match.range.location)
+                    if before.hasSuffix("try ") || before.hasSuffix("try? ") { continue }
+                    if Self.doorExemptions.contains(where: { $0.file == path && $0.call == call }) { continue }
+                    found.append("\(path):\(n + 1): \(call): \(line.trimmingCharacters(in: .whitespaces))")
                 }
             }
         }
