@@ -64,30 +64,38 @@ let package = Package(
         .target(name: "ObscuraSystem", dependencies: ["CSystem"]),
         .target(name: "ObscuraMedia", dependencies: ["ObscuraSystem"]),
         .target(name: "ObscuraCamera", dependencies: ["CCamera", "ObscuraMedia", "ObscuraSystem"]),
-        // Pixel conversion (swscale) and FFmpeg's errors: what capture and
-        // encoding both need, so that capture does not depend on encoding.
-        .target(name: "ObscuraConversion", dependencies: ["CFFmpeg", "ObscuraMedia", "ObscuraSystem"]),
-        .target(name: "ObscuraEncoding", dependencies: ["CFFmpeg", "CV4L2", "ObscuraConversion", "ObscuraMedia", "ObscuraSystem"]),
+        // FFmpeg's errors and logging, and what its encoders hand its muxers
+        // (packets, codec parameters): below conversion, encoding and muxing.
+        .target(name: "ObscuraFFmpeg", dependencies: ["CFFmpeg"]),
+        // Pixel conversion (swscale): what capture and encoding both need,
+        // so that capture does not depend on encoding.
+        .target(name: "ObscuraConversion", dependencies: ["CFFmpeg", "ObscuraFFmpeg", "ObscuraMedia", "ObscuraSystem"]),
+        .target(name: "ObscuraEncoding", dependencies: ["CFFmpeg", "CV4L2", "ObscuraConversion", "ObscuraFFmpeg", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraAge", dependencies: ["CNettle", "CSystem", "ObscuraSystem"]),
         .target(name: "ObscuraFiles", dependencies: ["CNettle", "ObscuraSystem"]),
         .target(name: "ObscuraHealth", dependencies: ["ObscuraMedia"]),
-        .target(name: "ObscuraMuxing", dependencies: ["CFFmpeg", "CNettle", "ObscuraAge", "ObscuraFiles", "ObscuraConversion", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
+        // The text formats the service and the collector share: TOML
+        // configuration files and Prometheus' metrics files.
+        .target(name: "ObscuraFormats", dependencies: ["CTOML", "ObscuraFiles", "ObscuraSystem"]),
+        .target(name: "ObscuraMuxing", dependencies: ["CFFmpeg", "ObscuraAge", "ObscuraFFmpeg", "ObscuraFiles", "ObscuraSystem"]),
         .target(name: "ObscuraAudio", dependencies: ["CALSA", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraGPIO", dependencies: ["CGPIO", "ObscuraSystem"]),
         .target(name: "ObscuraCapture", dependencies: ["ObscuraAudio", "ObscuraCamera", "ObscuraConversion", "ObscuraMedia", "ObscuraSystem"]),
-        // The test pattern: a camera in software, for trying a kiosk before a
-        // camera is fitted, and for the tests.
-        .target(name: "ObscuraTestPattern", dependencies: ["ObscuraCamera", "ObscuraCapture", "ObscuraMedia", "ObscuraSystem"]),
+        // Cameras in software, which the product offers: the test pattern
+        // (`synthetic`), for trying a kiosk before a camera is fitted, and a
+        // file's raw frames (`file:`), for choosing the picture watch's
+        // thresholds on footage.
+        .target(name: "ObscuraSoftwareCamera", dependencies: ["ObscuraCamera", "ObscuraCapture", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraOverlay", dependencies: ["CFreeType", "ObscuraMedia", "ObscuraSystem"]),
-        .target(name: "ObscuraRecording", dependencies: ["ObscuraAge", "ObscuraConversion", "ObscuraOverlay", "ObscuraCapture", "ObscuraEncoding", "ObscuraMuxing", "ObscuraMedia", "ObscuraSystem"]),
+        .target(name: "ObscuraRecording", dependencies: ["CFFmpeg", "ObscuraFFmpeg", "ObscuraAge", "ObscuraConversion", "ObscuraOverlay", "ObscuraCapture", "ObscuraEncoding", "ObscuraMuxing", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraPhoto", dependencies: ["CImage", "CV4L2", "ObscuraConversion", "ObscuraOverlay", "ObscuraCapture", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraPreview", dependencies: ["CLibDRM", "CFFmpeg", "ObscuraConversion", "ObscuraOverlay", "ObscuraCapture", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
-        .target(name: "ObscuraService", dependencies: ["CTOML", logging, "ObscuraAge", "ObscuraFiles", "ObscuraOverlay", "ObscuraAudio", "ObscuraPhoto", "ObscuraPreview", "ObscuraCapture", "ObscuraTestPattern", "ObscuraRecording", "ObscuraGPIO", "ObscuraHealth", "ObscuraMedia", "ObscuraSystem"]),
+        .target(name: "ObscuraService", dependencies: [logging, "ObscuraAge", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraFormats", "ObscuraFiles", "ObscuraOverlay", "ObscuraAudio", "ObscuraPhoto", "ObscuraPreview", "ObscuraCapture", "ObscuraSoftwareCamera", "ObscuraRecording", "ObscuraGPIO", "ObscuraHealth", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraRetrieval", dependencies: ["ObscuraAge", "ObscuraFiles", "ObscuraMuxing", "ObscuraSystem"]),
-        .target(name: "ObscuraFleet", dependencies: ["ObscuraAge", "ObscuraFiles", "ObscuraRetrieval", "ObscuraService", "ObscuraSystem"]),
+        .target(name: "ObscuraFleet", dependencies: ["ObscuraAge", "ObscuraFiles", "ObscuraFormats", "ObscuraRetrieval", "ObscuraSystem"]),
         .executableTarget(name: "obscura", dependencies: [
             "ObscuraFleet", "ObscuraRetrieval", "ObscuraAudio", "ObscuraAge", "ObscuraOverlay",
-            "ObscuraRecording", "ObscuraCapture", "ObscuraTestPattern", "ObscuraCamera", "ObscuraConversion", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraMedia", "ObscuraService", "ObscuraPhoto", "ObscuraPreview",
+            "ObscuraRecording", "ObscuraCapture", "ObscuraSoftwareCamera", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraMedia", "ObscuraService", "ObscuraPhoto", "ObscuraPreview",
             "ObscuraFiles", "ObscuraHealth", "ObscuraSystem",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             logging,
@@ -95,7 +103,7 @@ let package = Package(
 
         .target(name: "TestSupport", dependencies: ["ObscuraOverlay", "ObscuraSystem"], path: "Tests/TestSupport"),
         .testTarget(name: "ObscuraTests", dependencies: [
-            "TestSupport", "ObscuraSystem", "ObscuraFiles", "ObscuraHealth", "ObscuraCapture", "ObscuraConversion", "ObscuraTestPattern", "ObscuraRecording", "ObscuraMedia", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraService", "ObscuraPhoto", "ObscuraPreview", "ObscuraRetrieval", "ObscuraAudio", "ObscuraAge", "ObscuraOverlay", "ObscuraFleet",
+            "TestSupport", "CCamera", "CFFmpeg", "ObscuraSystem", "ObscuraFiles", "ObscuraHealth", "ObscuraCapture", "ObscuraConversion", "ObscuraSoftwareCamera", "ObscuraRecording", "ObscuraMedia", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraService", "ObscuraPhoto", "ObscuraPreview", "ObscuraRetrieval", "ObscuraAudio", "ObscuraAge", "ObscuraOverlay", "ObscuraFleet", "ObscuraFormats", "ObscuraFFmpeg",
             logging,
         ]),
         .testTarget(name: "BoardTests", dependencies: ["TestSupport", "ObscuraOverlay"]),

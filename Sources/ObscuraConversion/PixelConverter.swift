@@ -1,4 +1,5 @@
 import CFFmpeg
+import ObscuraFFmpeg
 import ObscuraMedia
 import ObscuraSystem
 import struct Synchronization.Atomic

@@ -1,4 +1,5 @@
 import CFFmpeg
+import ObscuraFFmpeg
 import Foundation
 import ObscuraConversion
 import ObscuraMedia

@@ -1,4 +1,5 @@
 import CFFmpeg
+import ObscuraFFmpeg
 import CV4L2
 import Foundation
 import ObscuraConversion

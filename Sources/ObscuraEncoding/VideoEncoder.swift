@@ -1,5 +1,6 @@
 import CFFmpeg
 import ObscuraConversion
+import ObscuraFFmpeg
 import ObscuraMedia
 import ObscuraSystem
 
@@ -74,48 +75,6 @@ public struct VideoEncoderSettings: Sendable, Equatable {
     }
 }
 
-/// An encoded access unit. Owns its AVPacket until a muxer takes it.
-///
-/// `@unchecked Sendable`: no lock, because it has one holder at a time — it
-/// moves from the encoder to the recording's muxer; the pointer never changes
-/// and only the current holder touches what it points to.
-public final class EncodedPacket: @unchecked Sendable {
-    let packet: UnsafeMutablePointer<AVPacket>
-    /// Time base of pts/dts.
-    public let timeBase: (num: Int32, den: Int32)
-
-    init(taking packet: UnsafeMutablePointer<AVPacket>, timeBase: AVRational) {
-        self.packet = packet
-        self.timeBase = (timeBase.num, timeBase.den)
-    }
-
-    public var pts: Int64 { packet.pointee.pts }
-    public var dts: Int64 { packet.pointee.dts }
-    public var size: Int { Int(packet.pointee.size) }
-    public var isKeyframe: Bool { packet.pointee.flags & 1 != 0 }
-    /// Shifts the packet's timestamps back by `base` (its time base), so a new
-    /// file starts at zero.
-    public func rebase(by base: Int64) {
-        guard base != 0 else { return }
-        if packet.pointee.pts != obscura_av_nopts() { packet.pointee.pts -= base }
-        if packet.pointee.dts != obscura_av_nopts() { packet.pointee.dts -= base }
-    }
-
-    /// A copy of the packet's bytes (compressed: a live viewer's share).
-    public var bytes: [UInt8] {
-        guard let data = packet.pointee.data, packet.pointee.size > 0 else { return [] }
-        return Array(UnsafeBufferPointer(start: data, count: Int(packet.pointee.size)))
-    }
-
-    /// The packet itself, for a muxer (which takes its data).
-    public var rawPacket: UnsafeMutablePointer<AVPacket> { packet }
-
-    deinit {
-        var p: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&p)
-    }
-}
-
 /// Encodes frames into packets. One owner; not thread-safe.
 public protocol VideoEncoder: AnyObject {
     /// The encoder's name and why it was chosen (for the log).
@@ -131,27 +90,6 @@ public protocol VideoEncoder: AnyObject {
     var isZeroCopy: Bool { get }
     /// Counts the frames encoded and every CPU copy of their pixels.
     var copies: CopyCounter { get }
-}
-
-/// Codec parameters handed from an encoder to a muxer.
-///
-/// `@unchecked Sendable`: both properties are `let`s, and the parameters are
-/// written once, by the encoder's init, and only read afterwards.
-public final class CodecParameters: @unchecked Sendable {
-    public let parameters: UnsafeMutablePointer<AVCodecParameters>
-    public let timeBase: AVRational
-    /// One frame's duration at the nominal rate, in `timeBase` (0: unknown):
-    /// what a muxer is told the newest frame lasts before the next one comes.
-    public let frameInterval: Int64
-    init(parameters: UnsafeMutablePointer<AVCodecParameters>, timeBase: AVRational, frameRate: Double = 0) {
-        self.parameters = parameters
-        self.timeBase = timeBase
-        frameInterval = frameRate > 0 ? Int64((Double(timeBase.den) / Double(timeBase.num) / frameRate).rounded()) : 0
-    }
-    deinit {
-        var p: UnsafeMutablePointer<AVCodecParameters>? = parameters
-        avcodec_parameters_free(&p)
-    }
 }
 
 /// Errors choosing or configuring an encoder.

@@ -1,8 +1,9 @@
 import Foundation
+import ObscuraFormats
 import ObscuraAge
 import ObscuraFiles
 import ObscuraRetrieval
-import ObscuraService
+
 import ObscuraSystem
 #if canImport(Glibc)
 import Glibc

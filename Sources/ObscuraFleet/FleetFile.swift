@@ -1,5 +1,5 @@
 import Foundation
-import ObscuraService
+import ObscuraFormats
 
 /// One kiosk of the fleet, as the fleet file names it.
 public struct Kiosk: Sendable, Equatable {

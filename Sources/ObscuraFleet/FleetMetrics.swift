@@ -1,6 +1,7 @@
 import Foundation
+import ObscuraFormats
 import ObscuraFiles
-import ObscuraService
+
 import ObscuraSystem
 
 /// One kiosk's totals across runs, kept in the spool (`KIOSK/state.json`)

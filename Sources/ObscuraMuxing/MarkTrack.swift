@@ -1,6 +1,6 @@
 import CFFmpeg
+import ObscuraFFmpeg
 import Foundation
-import ObscuraConversion
 
 /// A recording's marks as a timed text track: what the recorder noticed
 /// (a covered lens, a frozen picture, a step down under heat) at the time

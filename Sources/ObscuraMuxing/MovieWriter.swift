@@ -1,9 +1,8 @@
 import CFFmpeg
+import ObscuraFFmpeg
 import Dispatch
 import Foundation
 import ObscuraAge
-import ObscuraConversion
-import ObscuraEncoding
 import ObscuraSystem
 #if canImport(Glibc)
 import Glibc

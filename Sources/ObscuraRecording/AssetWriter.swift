@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ObscuraFFmpeg
 import ObscuraAge
 import ObscuraCapture
 import ObscuraEncoding

@@ -1,4 +1,5 @@
 import CFFmpeg
+import ObscuraFFmpeg
 import ObscuraEncoding
 import ObscuraSystem
 

@@ -1,4 +1,5 @@
 import Foundation
+import ObscuraFFmpeg
 import ObscuraAge
 import ObscuraCapture
 import ObscuraEncoding

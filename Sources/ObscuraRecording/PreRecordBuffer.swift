@@ -1,3 +1,4 @@
+import ObscuraFFmpeg
 import ObscuraEncoding
 
 /// The last few seconds of encoded video, kept in memory so that a recording

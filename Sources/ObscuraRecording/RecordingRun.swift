@@ -1,4 +1,5 @@
 import Foundation
+import ObscuraFFmpeg
 import ObscuraCapture
 import ObscuraEncoding
 import ObscuraMedia

@@ -1,4 +1,5 @@
 import Foundation
+import ObscuraFormats
 import ObscuraSystem
 import ObscuraGPIO
 import ObscuraHealth

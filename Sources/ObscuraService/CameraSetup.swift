@@ -11,7 +11,7 @@ import ObscuraPhoto
 import ObscuraPreview
 import ObscuraRecording
 import ObscuraSystem
-import ObscuraTestPattern
+import ObscuraSoftwareCamera
 
 /// The camera as the service opens it: the device the profile names, a
 /// session with the movie, photo and preview outputs, the format and frame

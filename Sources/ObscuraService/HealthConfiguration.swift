@@ -1,3 +1,4 @@
+import ObscuraFormats
 import ObscuraHealth
 import ObscuraSystem
 

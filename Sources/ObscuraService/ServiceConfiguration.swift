@@ -1,4 +1,5 @@
 import Foundation
+import ObscuraFormats
 import ObscuraAge
 import ObscuraSystem
 import ObscuraEncoding

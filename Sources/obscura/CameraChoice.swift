@@ -3,7 +3,7 @@ import ObscuraCamera
 import ObscuraCapture
 import ObscuraMedia
 import ObscuraSystem
-import ObscuraTestPattern
+import ObscuraSoftwareCamera
 
 /// Picks the camera a command asked for: an id from `obscura devices`, the
 /// first camera when none is named, `synthetic` — a test pattern that

@@ -4,7 +4,7 @@ import ObscuraSystem
 import Testing
 import TestSupport
 @testable import ObscuraCapture
-@testable import ObscuraTestPattern
+@testable import ObscuraSoftwareCamera
 @testable import ObscuraEncoding
 @testable import ObscuraConversion
 @testable import ObscuraMedia

@@ -7,7 +7,7 @@ import Testing
 import TestSupport
 @testable import ObscuraAudio
 @testable import ObscuraCapture
-@testable import ObscuraTestPattern
+@testable import ObscuraSoftwareCamera
 @testable import ObscuraMedia
 @testable import ObscuraRecording
 @testable import ObscuraSystem

@@ -5,7 +5,7 @@ import TestSupport
 import ObscuraSystem
 import ObscuraCamera
 @testable import ObscuraCapture
-@testable import ObscuraTestPattern
+@testable import ObscuraSoftwareCamera
 @testable import ObscuraMedia
 
 /// What a test keeps of a frame (keeping the frame would keep its buffer).

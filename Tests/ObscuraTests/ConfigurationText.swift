@@ -1,3 +1,4 @@
+import ObscuraFormats
 @testable import ObscuraService
 
 extension ServiceConfiguration {

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 import ObscuraMedia
 import ObscuraCapture
-import ObscuraTestPattern
+import ObscuraSoftwareCamera
 
 /// A time stamped into a picture reads back the same, also after libx264 at a
 /// low bit rate and a decode (ffmpeg's), and a picture without one reads as none.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 import ObscuraCapture
-@testable import ObscuraTestPattern
+@testable import ObscuraSoftwareCamera
 import ObscuraMuxing
 import ObscuraSystem
 @testable import ObscuraRecording

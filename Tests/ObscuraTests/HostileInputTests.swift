@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import ObscuraFormats
 import Testing
 import TestSupport
 import ObscuraSystem

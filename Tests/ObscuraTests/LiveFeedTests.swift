@@ -5,7 +5,7 @@ import ObscuraSystem
 @testable import ObscuraCapture
 @testable import ObscuraMedia
 @testable import ObscuraRecording
-@testable import ObscuraTestPattern
+@testable import ObscuraSoftwareCamera
 
 /// The live viewers' share of a recording: its own packets, a key frame at
 /// once for a viewer that joins, decodable from the first packet, each

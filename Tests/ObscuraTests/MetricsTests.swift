@@ -1,4 +1,5 @@
 import Foundation
+import ObscuraFormats
 import ObscuraFleet
 import Testing
 import TestSupport

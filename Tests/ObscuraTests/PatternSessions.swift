@@ -3,7 +3,7 @@ import TestSupport
 import Testing
 import ObscuraSystem
 @testable import ObscuraCapture
-@testable import ObscuraTestPattern
+@testable import ObscuraSoftwareCamera
 
 /// A session on a test-pattern camera with `outputs`, configured at `preset`.
 func patternSession(_ outputs: [any CaptureOutput], camera: SyntheticCamera = SyntheticCamera(),

@@ -1,10 +1,11 @@
 import Foundation
+import ObscuraFFmpeg
 import ObscuraCamera
 import ObscuraEncoding
 import Testing
 import TestSupport
 @testable import ObscuraCapture
-@testable import ObscuraTestPattern
+@testable import ObscuraSoftwareCamera
 @testable import ObscuraMedia
 @testable import ObscuraRecording
 import ObscuraFiles

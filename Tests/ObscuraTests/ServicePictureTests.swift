@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 @testable import ObscuraService
 import ObscuraCapture
-import ObscuraTestPattern
+import ObscuraSoftwareCamera
 
 /// The service's picture watch on the test-pattern camera: a picture frozen
 /// (the synthetic camera draws one frame while its timestamps run on) or

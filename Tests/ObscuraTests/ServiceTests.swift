@@ -1,4 +1,5 @@
 import Foundation
+import ObscuraFormats
 import Testing
 import TestSupport
 @testable import ObscuraGPIO

@@ -1,4 +1,5 @@
 import Foundation
+import ObscuraFormats
 import Logging
 import Testing
 import TestSupport

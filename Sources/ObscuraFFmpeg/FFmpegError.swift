@@ -1,6 +1,4 @@
 import CFFmpeg
-import ObscuraMedia
-import ObscuraSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -40,16 +38,5 @@ public enum FFmpegLog {
         let levels: [String: Int32] = ["quiet": -8, "error": 16, "warning": 24, "info": 32, "verbose": 40, "debug": 48]
         let chosen = getenv("OBSCURA_FFMPEG_LOG").flatMap { levels[String(cString: $0)] } ?? 24
         av_log_set_level(chosen)
-    }
-}
-
-/// A pixel format FFmpeg's conversions do not know.
-public enum ConversionError: Error, CustomStringConvertible, Equatable, Sendable {
-    case unknownFormat(PixelFormat)
-
-    public var description: String {
-        switch self {
-        case .unknownFormat(let format): "no conversion from pixel format \(format) is known to FFmpeg"
-        }
     }
 }
