@@ -128,6 +128,37 @@ import ObscuraService
         #expect(process.isRunning, "the service ended (status \(process.terminationStatus))")
     }
 
+    /// `obscura collect` piped into `head -c 1`: the collection goes on and
+    /// ends as usual, its kiosk's file stored with the kiosk's bytes.
+    @Test(.enabled(if: LoopbackDevice.canStart, LoopbackDevice.cannotStartReason))
+    func aCollectionGoesOnAndStoresWhenItsReaderIsGone() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: obscura), "build first: swift build")
+        let dir = try TemporaryDirectory()
+        let device = try LoopbackDevice(in: dir.path)
+        defer { device.stop() }
+        let k = device.folder
+        try Data(try device.knownHosts().utf8).write(to: URL(fileURLWithPath: "\(k)/known_hosts"))
+        try """
+            [collector]
+            spool = "\(k)/spool"
+            metrics = "\(k)/collect.prom"
+            [store]
+            folder = "\(k)/store"
+            [ssh]
+            key = "\(k)/user"
+            known_hosts = "\(k)/known_hosts"
+            [kiosks.one]
+            address = "root@127.0.0.1"
+            port = \(device.port)
+            folders = ["\(device.files)"]
+            """.write(toFile: "\(k)/fleet.toml", atomically: true, encoding: .utf8)
+        let run = try runProgram("bash", ["-c", "\(obscura) collect --fleet \(k)/fleet.toml 2>&1 | head -c 1 >/dev/null; echo \"${PIPESTATUS[0]}\""])
+        #expect(run.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "status \(run.stdout) \(run.stderr)")
+        let stored = FileManager.default.contents(atPath: "\(k)/store/one/undated/clip.mp4")
+        #expect(stored == FileManager.default.contents(atPath: "\(device.files)/clip.mp4"),
+                "\((FileManager.default.subpaths(atPath: "\(k)/store") ?? []).sorted())")
+    }
+
     /// `obscura status` against a running service: the line a user's script
     /// greps for, with the reader gone first.
     @Test func statusEndsQuietlyWhenItsReaderIsGone() async throws {
