@@ -18,7 +18,10 @@ import ObscuraService
     /// `head -c 1`; and once more with standard output a pipe nobody reads
     /// (closed before the command starts: its first write meets EPIPE).
     private func check(_ command: String, in folder: String) throws {
-        let piped = try runProgram("bash", ["-c", "export O=\(obscura); \(command) 2>\(folder)/err | head -c 1 >/dev/null; echo \"${PIPESTATUS[0]}\""],
+        // SIGPIPE as a shell gives it, whatever this test process did with
+        // its own (a pull run in it ignores SIGPIPE, and children inherit that).
+        let obscura = "env --default-signal=PIPE " + obscura
+        let piped = try runProgram("bash", ["-c", "export O=\"\(obscura)\"; \(command) 2>\(folder)/err | head -c 1 >/dev/null; echo \"${PIPESTATUS[0]}\""],
                                    cwd: folder)
         let status = Int(piped.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
         let said = (try? String(contentsOfFile: folder + "/err", encoding: .utf8)) ?? ""
@@ -28,7 +31,7 @@ import ObscuraService
 
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = ["-c", "export O=\(obscura); \(command)"]
+        process.arguments = ["-c", "export O=\"\(obscura)\"; \(command)"]
         process.currentDirectoryURL = URL(fileURLWithPath: folder)
         let output = Pipe(), errors = Pipe()
         try output.fileHandleForReading.close()
