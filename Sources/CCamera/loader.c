@@ -14,9 +14,13 @@
 static _Atomic(const oc_shim_table *) shim;
 
 // libcamera logs INFO and WARN lines to stderr by default: errors only,
-// unless the user chose levels. Set as the program loads, before any thread
-// is started (glibc's setenv races every getenv made meanwhile).
-__attribute__((constructor)) static void quiet_libcamera_by_default(void)
+// unless the user chose levels. Called by the program first thing in main,
+// before any thread (glibc's setenv races every getenv made meanwhile). Not
+// a load-time constructor: setenv moves `environ` off the initial stack, and
+// the Swift runtime of a static build finds argv by walking back from
+// `environ` at load (its ArgvGrabber), so a constructor run before it left
+// the program without its arguments.
+void oc_quiet_libcamera_by_default(void)
 {
     setenv("LIBCAMERA_LOG_LEVELS", "*:ERROR", 0);
 }

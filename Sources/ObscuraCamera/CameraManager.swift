@@ -140,6 +140,11 @@ public final class CameraManager: Sendable {
 
     private static let shared = Mutex<Result<CameraManager, ShimError>?>(nil)
 
+    /// libcamera's log to errors only, unless LIBCAMERA_LOG_LEVELS says
+    /// otherwise. For a program's main, before it starts any thread: it sets
+    /// the environment, which glibc does not guard against a getenv beside.
+    public static func quietLibcameraByDefault() { oc_quiet_libcamera_by_default() }
+
     /// The manager, started on first call. Throws when libcamera cannot start.
     public static func start() throws(ShimError) -> CameraManager {
         // The shim for the installed libcamera first; not kept when it fails,
@@ -151,7 +156,7 @@ public final class CameraManager: Sendable {
         }
         let result = shared.withLock { state -> Result<CameraManager, ShimError> in
             if let state { return state }
-            // (LIBCAMERA_LOG_LEVELS: set as the program loads, in loader.c.)
+            // (LIBCAMERA_LOG_LEVELS: set by the program's main, quietLibcameraByDefault.)
             let made: Result<CameraManager, ShimError>
             do {
                 var pointer: OpaquePointer?

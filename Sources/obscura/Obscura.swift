@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import struct Synchronization.Atomic
+import ObscuraCamera
 import ObscuraSystem
 
 @main
@@ -22,6 +23,22 @@ struct Obscura: AsyncParsableCommand {
         subcommands: [DevicesCommand.self, RecordCommand.self, StreamCommand.self, GPIOCommand.self,
                       RunCommand.self, StatusCommand.self, ControlCommand.self, ConfigCommand.self, DoctorCommand.self, PhotoCommand.self, DNGCommand.self, PreviewCommand.self, DecodeCommand.self,
                       KeysCommand.self, PullCommand.self, CollectCommand.self, ViewCommand.self, ViewServeCommand.self, EncryptCommand.self, DecryptCommand.self, BeepCommand.self, ListenCommand.self, WatchCommand.self, TimeCodesCommand.self])
+
+    /// ArgumentParser's main, with the environment set first, while the
+    /// program has no other thread.
+    static func main() async {
+        CameraManager.quietLibcameraByDefault()
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
 
 /// Messages for people go to standard error; results to standard output

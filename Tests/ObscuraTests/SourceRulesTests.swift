@@ -62,6 +62,28 @@ import TestSupport
         #expect(found.isEmpty, "system calls outside Syscalls:\n\(found.joined(separator: "\n"))")
     }
 
+    /// No C code of the program runs as it loads: the Swift runtime of a
+    /// static build finds argv by walking back from `environ` at load, and a
+    /// load-time constructor that set the environment (setenv moves
+    /// `environ` to the heap) left the arm64 program without its arguments:
+    /// every subcommand printed the overview. What must happen before any
+    /// thread happens at the top of the program's main.
+    @Test func noCodeRunsAsTheProgramLoads() throws {
+        let root = packageRoot + "/Sources"
+        let files = FileManager.default.enumerator(atPath: root)?.compactMap { $0 as? String }
+            .filter { [".c", ".cpp", ".h"].contains(where: $0.hasSuffix) } ?? []
+        var found: [String] = []
+        for file in files.sorted() {
+            let text = try String(contentsOfFile: root + "/" + file, encoding: .utf8)
+            for (n, line) in text.components(separatedBy: "\n").enumerated()
+            where line.contains("__attribute__((constructor") || line.contains(".init_array") {
+                found.append("Sources/\(file):\(n + 1): \(line.trimmingCharacters(in: .whitespaces))")
+            }
+        }
+        #expect(!files.isEmpty)
+        #expect(found.isEmpty, "code run as the program loads:\n\(found.joined(separator: "\n"))")
+    }
+
     /// The service and the capture session decide on time (rounds, give-ups,
     /// retries, stalls): they read and wait on their injected `WaitingClock`,
     /// never the system's clock itself.

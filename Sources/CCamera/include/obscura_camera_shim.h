@@ -82,6 +82,10 @@ int oc_shim_open(const char *path, char *err, size_t errlen);
 /* 1 when a shim is open. */
 int oc_shim_is_open(void);
 
+/* Sets LIBCAMERA_LOG_LEVELS to errors only unless the user set it. For the
+ * program's main, before any thread is started. */
+void oc_quiet_libcamera_by_default(void);
+
 #ifdef __cplusplus
 }
 #endif
