@@ -60,7 +60,9 @@ public struct BoardProfile: Sendable, Equatable {
     /// the firmware's `get_throttled` (a file that is not there is no
     /// source), and the temperatures that make each level.
     public var pressureTemperatureFiles: [String]?
-    public var pressureThrottledFile = "/sys/devices/platform/soc/soc:firmware/get_throttled"
+    public var pressureThrottledFile = BoardProfile.firmwareThrottledFile
+    /// Where the Raspberry Pi firmware says its throttled flags.
+    public static let firmwareThrottledFile = "/sys/devices/platform/soc/soc:firmware/get_throttled"
     public var pressure = PressureSettings()
 
     public static let encoderNames = ["v4l2m2m", "libx264", "libx265"]

@@ -46,23 +46,36 @@ public struct HostHealth: Sendable, Codable, Equatable {
         (19, "soft_temperature_limit_occurred"),
     ]
 
-    /// Reads it now. `root` prefixes every path (tests give a folder).
-    public static func read(root: String = "") -> HostHealth {
+    /// Reads it now: the thermal zones (or the board profile's
+    /// `temperatureFiles`), the firmware's throttled flags (at the profile's
+    /// `throttledFile`) and the clock. `root` prefixes every path of the
+    /// system's own (tests give a folder). One read a round serves the status,
+    /// the metrics and the system pressure (`pressureReading`).
+    public static func read(root: String = "", temperatureFiles: [String]? = nil,
+                            throttledFile: String = BoardProfile.firmwareThrottledFile) -> HostHealth {
         var h = HostHealth()
         let thermal = root + "/sys/class/thermal"
-        for zone in ((try? FileManager.default.contentsOfDirectory(atPath: thermal)) ?? []).sorted() where zone.hasPrefix("thermal_zone") {
-            guard let milli = firstLine(thermal + "/" + zone + "/temp").flatMap(Int.init) else { continue }
-            var name = firstLine(thermal + "/" + zone + "/type") ?? zone
-            if h.temperatures[name] != nil { name += "-" + zone }
-            h.temperatures[name] = Double(milli) / 1000
+        let files = temperatureFiles ?? ((try? FileManager.default.contentsOfDirectory(atPath: thermal)) ?? [])
+            .filter { $0.hasPrefix("thermal_zone") }.sorted().map { thermal + "/" + $0 + "/temp" }
+        for file in files {
+            guard let milli = firstLine(file).flatMap(Double.init) else { continue }
+            let zone = (file as NSString).deletingLastPathComponent
+            var name = firstLine(zone + "/type") ?? (zone as NSString).lastPathComponent
+            if h.temperatures[name] != nil { name += "-" + (zone as NSString).lastPathComponent }
+            h.temperatures[name] = milli / 1000
         }
-        if let text = firstLine(root + "/sys/devices/platform/soc/soc:firmware/get_throttled") {
+        if let text = firstLine(root + throttledFile) {
             h.throttled = Int(text.hasPrefix("0x") ? String(text.dropFirst(2)) : text, radix: 16)
         }
         let clock = SystemClock.synchronization(root: root)
         h.clockSynchronized = clock.synchronized
         h.clockSource = clock.source.rawValue
         return h
+    }
+
+    /// What the system pressure judges of it: the hottest zone and the flags.
+    var pressureReading: PressureReading {
+        PressureReading(celsius: temperatures.values.max(), throttled: throttled)
     }
 
     static func firstLine(_ path: String) -> String? {

@@ -165,7 +165,7 @@ public actor RecorderService {
     /// Starts everything; returns once the service is up (READY sent).
     public func start() async throws {
         try makeFolders()
-        if let health = try? await onFileThread({ HostHealth.read() }) { status.host = health }
+        await readHost()
         clockSynchronized = status.host.clockSynchronized == true
         await followDrive()
         await measureStorage()

@@ -28,15 +28,25 @@ extension RecorderService {
             if stopping { break }
             await reviveCamera()
             await keepAlive()
-            // sysfs reads can block (a sensor on I²C): off the pool.
-            if let health = try? await onFileThread({ HostHealth.read() }) { status.host = health }
+            let health = await readHost()
             followPace()
-            await followPressure()
+            followPressure(health)
             await followDrive()
             await measureStorage()
             await followClock()
             await writeMetrics()
         }
+    }
+
+    /// The board's sensors and clock, read once (the status, the metrics and
+    /// the pressure all take this one reading), from the profile's files.
+    /// sysfs reads can block (a sensor on I²C): off the pool.
+    @discardableResult
+    func readHost() async -> HostHealth? {
+        let files = profile.pressureTemperatureFiles, throttled = profile.pressureThrottledFile
+        let health = try? await onFileThread { HostHealth.read(temperatureFiles: files, throttledFile: throttled) }
+        if let health { status.host = health }
+        return health
     }
 
     /// A camera gone for `cameraGiveUp` is opened afresh; out of the error

@@ -3,7 +3,7 @@ import ObscuraHealth
 
 /// The coordinator's system pressure: the board profile's sources (thermal
 /// zones, the firmware's `get_throttled`) and the recorder's own backlog,
-/// read each housekeeping round, become one level (`SystemPressure`). Each
+/// read each housekeeping round (`readHost`), become one level (`SystemPressure`). Each
 /// level steps the recording down before the board does it for us: fair
 /// caps the frame rate at two thirds of the configured one, serious at half
 /// and pauses the preview, critical also halves the bit rate of recordings
@@ -11,9 +11,8 @@ import ObscuraHealth
 /// at a time after `settle_seconds`. Each step goes to the journal, the
 /// status, the metrics and the recording's marks.
 extension RecorderService {
-    func followPressure() async {
-        let files = profile.pressureTemperatureFiles, throttled = profile.pressureThrottledFile
-        var reading = (try? await onFileThread { PressureSources.read(temperatureFiles: files, throttledFile: throttled) }) ?? PressureReading()
+    func followPressure(_ health: HostHealth?) {
+        var reading = health?.pressureReading ?? PressureReading()
         reading.encoderBehind = pace?.behind ?? false
         guard let change = pressure.read(reading, at: clock.nanoseconds) else { return }
         status.pressureLevel = change.to.name
@@ -65,24 +64,5 @@ extension RecorderService {
     func pressedBitRate(_ rate: Int?) -> Int? {
         guard configuration.pressure.stepsDown, pressure.level == .critical else { return rate }
         return rate.map { $0 / 2 }
-    }
-}
-
-/// Reads the pressure's sources: plain sysfs files, so a test points the
-/// profile at files it writes and the read path is the real one.
-enum PressureSources {
-    static func read(temperatureFiles: [String]?, throttledFile: String) -> PressureReading {
-        var reading = PressureReading()
-        let files = temperatureFiles ?? {
-            let thermal = "/sys/class/thermal"
-            let zones = (try? FileManager.default.contentsOfDirectory(atPath: thermal)) ?? []
-            return zones.filter { $0.hasPrefix("thermal_zone") }.sorted().map { "\(thermal)/\($0)/temp" }
-        }()
-        let celsius = files.compactMap { HostHealth.firstLine($0).flatMap(Double.init).map { $0 / 1000 } }
-        reading.celsius = celsius.max()
-        if let text = HostHealth.firstLine(throttledFile) {
-            reading.throttled = Int(text.hasPrefix("0x") ? String(text.dropFirst(2)) : text, radix: 16)
-        }
-        return reading
     }
 }
