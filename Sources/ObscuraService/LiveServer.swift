@@ -82,8 +82,9 @@ public final class LiveServer: Sendable {
     /// deploy/obscura.tmpfiles makes /run/obscura-live); it is not changed
     /// here, since the service may not chown. A note when it is not `group`.
     static func groupNote(path: String, group: String?) -> String? {
+        guard let group else { return nil }
         do {
-            guard let group, let id = try Syscalls.groupID(group) else { return nil }
+            guard let id = try Syscalls.groupID(group) else { return nil }
             guard try Syscalls.status(path).st_gid != id else { return nil }
         } catch {
             return "cannot read \(path)'s group: \(error)"

@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+import TestSupport
+
+extension VirtualBoardTests {
+/// What is said saved stays saved: the card's power is cut the moment the
+/// service says a photo is saved, the moment it says an interrupted
+/// recording is recovered (at its next start), and the moment `obscura
+/// pull` has said its file is pulled, 10 times each. The card is ext4 on a
+/// device-mapper target (board/virtual/dm-card), and the cut is dm-flakey's
+/// drop_writes: nothing written after the announcement reaches it, as when
+/// the power goes. Each card as the cut left it is then mounted (its journal
+/// replayed, as a reboot does), the announced file read under its final
+/// name against its checksum (a recovered recording's frames counted), and
+/// checked with `e2fsck -fn`.
+@Suite struct AnnouncedFilesBoardTests {
+    static let cuts = 10
+
+    static let script = #"""
+        export PATH=$PATH:$(pwd)/board/virtual
+        . board/virtual/waiting.sh
+        o=$(pwd)/.build/debug/obscura
+        rm -rf /tmp/svc /tmp/cuts; mkdir -p /tmp/svc /tmp/cuts
+        cat > /tmp/svc/pattern.toml <<'T'
+        [board]
+        name = "Test pattern"
+        [camera]
+        id = "synthetic"
+        size = "320x240"
+        frame_rate = 10
+        pixel_format = "NV12"
+        [encoder]
+        preference = ["libx264"]
+        preset = "ultrafast"
+        [audio]
+        device = "none"
+        T
+        cat > /tmp/svc/obscura.toml <<'T'
+        board = "/tmp/svc/pattern.toml"
+        [recording]
+        folder = "/mnt/card/rec"
+        partial_folder = "/mnt/card/incoming"
+        fragment_seconds = 0.5
+        min_free_space_mb = 1
+        [photo]
+        folder = "/mnt/card/photos"
+        [control]
+        socket = "/tmp/svc/control.sock"
+        [live]
+        socket = "/tmp/svc/live.sock"
+        [metrics]
+        file = "/tmp/svc/obscura.prom"
+        T
+        card() { dm-card make obscura-card /mnt/card 64 > /dev/null || exit 1; mkdir -p /mnt/card/rec /mnt/card/incoming /mnt/card/photos; }
+        serve() { $o run --config /tmp/svc/obscura.toml > /tmp/svc/log 2>&1 & p=$!; }
+        said() { grep -q "$1" /tmp/svc/log; }
+        ready() { said "ready: "; }
+        ask() { board/virtual/ask /tmp/svc/control.sock "$@" > /dev/null; }
+        down() { kill -9 $p 2> /dev/null; wait $p 2> /dev/null; umount /mnt/card; dm-card remove obscura-card /mnt/card; }
+        # The first log line matching PATTERN, as soon as it is written (a
+        # look every 5 ms), then the cut: COPY is the card as it was then.
+        cut_on() {
+            perl -e 'my ($f, $re) = @ARGV; my $t = time; open(my $h, "<", $f) or die "$f: $!";
+                     while (time - $t < 240) { while (my $l = <$h>) { if ($l =~ /$re/) { print $l; exit 0 } }
+                     select(undef, undef, undef, 0.005); seek($h, 0, 1) } exit 1' /tmp/svc/log "$1" > /tmp/svc/said \
+                || echo "gave up after 240 s waiting for \"$1\" in the service's log"
+            dm-card cut obscura-card "$2"
+        }
+        partial_grown() { f=$(ls /mnt/card/incoming/*.partial 2> /dev/null | head -1); [ -n "$f" ] && [ "$(stat -c %s "$f")" -gt 40000 ]; }
+
+        i=1; while [ $i -le CUTS ]; do
+            card; serve; wait_for 120 "the service to be ready" ready
+            ask photo
+            cut_on "photo /mnt/card/photos/" /tmp/cuts/photo-$i.img
+            echo "said photo-$i $(sed -n 's|.*photo \(/mnt/card/photos/[^:]*\):.*|\1|p' /tmp/svc/said)" | tee -a /tmp/svc/rounds
+            down; i=$((i + 1))
+        done
+        i=1; while [ $i -le CUTS ]; do
+            card; serve; wait_for 120 "the service to be ready" ready
+            ask record start
+            wait_for 120 "the recording to hold some fragments" partial_grown
+            kill -9 $p; wait $p 2> /dev/null
+            serve
+            cut_on "recovered an interrupted recording: " /tmp/cuts/recovered-$i.img
+            echo "said recovered-$i $(sed -n 's|.*recovered an interrupted recording: \([^,]*\), \([0-9]*\) frames.*|\1 \2|p' /tmp/svc/said)" | tee -a /tmp/svc/rounds
+            down; i=$((i + 1))
+        done
+        # A device to pull from: sshd on loopback, root's login by a key, one finished file.
+        s=/tmp/pullsrc; rm -rf $s; mkdir -p $s/device /run/sshd
+        ssh-keygen -q -t ed25519 -N '' -f $s/host; ssh-keygen -q -t ed25519 -N '' -f $s/user; cp $s/user.pub $s/authorized_keys
+        $o record --camera synthetic --size 320x240 --duration 1 --output $s/device/clip.mp4 > /dev/null 2>&1
+        (cd $s/device && sha256sum clip.mp4 > clip.mp4.sha256)
+        /usr/sbin/sshd -f /dev/null -p 2222 -h $s/host -E $s/sshd.log -o ListenAddress=127.0.0.1 -o PidFile=$s/sshd.pid \
+            -o AuthorizedKeysFile=$s/authorized_keys -o StrictModes=no -o UsePAM=no -o "Subsystem=sftp internal-sftp"
+        echo "[127.0.0.1]:2222 $(cut -d' ' -f1,2 $s/host.pub)" > $s/known_hosts
+        i=1; while [ $i -le CUTS ]; do
+            card
+            $o pull --port 2222 --identity $s/user --known-hosts $s/known_hosts --remote-folder $s/device root@127.0.0.1 /mnt/card/dest > /tmp/svc/pull 2>&1
+            rc=$?
+            dm-card cut obscura-card /tmp/cuts/pull-$i.img
+            echo "said pull-$i /mnt/card/dest/clip.mp4 rc=$rc $(tail -1 /tmp/svc/pull)" | tee -a /tmp/svc/rounds
+            umount /mnt/card; dm-card remove obscura-card /mnt/card; i=$((i + 1))
+        done
+        kill $(cat $s/sshd.pid) 2> /dev/null
+        """#
+
+    @Test func anAnnouncedFileSurvivesAPowerCutRightAfterItsAnnouncement() throws {
+        let check = #"""
+            # Each card after its cut, as a reboot finds it.
+            mkdir -p /mnt/check
+            grep '^said ' /tmp/svc/rounds | while read -r _ round file rest; do
+                l=$(losetup -f --show /tmp/cuts/$round.img)
+                present=unmountable; sum=none; frames=none
+                if mount -t ext4 $l /mnt/check 2> /tmp/svc/mount.err; then
+                    f=/mnt/check/${file#/mnt/card/}
+                    if [ -n "$file" ] && [ -f "$f" ]; then
+                        present=yes
+                        sum=$(cd "$(dirname "$f")" && sha256sum -c "$(basename "$f").sha256" 2>&1 | tail -1)
+                        case "$f" in *.mp4) frames=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 "$f");; esac
+                    else
+                        present=no
+                    fi
+                    umount /mnt/check
+                fi
+                e2fsck -fn $l > /dev/null 2>&1; fsck=$?
+                losetup -d $l
+                echo "checked $round: present=$present checksum=[$sum] frames=$frames fsck=$fsck said=[$rest]"
+            done
+            """#
+        let script = Self.script.replacingOccurrences(of: "CUTS", with: String(Self.cuts))
+        let result = try VirtualBoard.run(script + "\n" + check, timeout: 2400)
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        let checked = lines.filter { $0.hasPrefix("checked ") }
+        for kind in ["photo", "recovered", "pull"] {
+            let rounds = checked.filter { $0.hasPrefix("checked \(kind)-") }
+            #expect(rounds.count == Self.cuts, "\(kind): \(rounds.count) rounds checked\n\(result.stdout)\(result.stderr)")
+            for line in rounds {
+                #expect(line.contains("present=yes") && line.contains(": OK]") && line.contains("fsck=0"), "\(line)")
+            }
+        }
+        // A recovered recording holds the frames it was said to hold.
+        for line in checked where line.hasPrefix("checked recovered-") {
+            let frames = line.components(separatedBy: "frames=").dropFirst().first?.split(separator: " ").first.map(String.init)
+            let said = line.components(separatedBy: "said=[").last?.split(separator: "]").first?.split(separator: " ").first.map(String.init)
+            #expect(frames != nil && frames == said, "\(line)")
+        }
+        // Every pull said it pulled its file before the cut.
+        for line in lines where line.hasPrefix("said pull-") { #expect(line.contains("rc=0"), "\(line)") }
+        let lost = checked.filter { !($0.contains("present=yes") && $0.contains(": OK]")) }.count
+        print("AnnouncedFilesBoardTests: \(checked.count) cuts right after an announcement, \(lost) announced files lost")
+    }
+}
+}
