@@ -117,7 +117,7 @@ extension VirtualBoardTests {
     @Test func chatteringPressesGiveOnePressEachAndSpikesNone() throws {
         let result = try VirtualBoard.run("""
             export PATH=$PATH:$(pwd)/board/virtual
-            .build/debug/obscura gpio button --chip obscura-sim --line photo-button --count 12 --timeout 120 > b.out 2>&1 &
+            .build/debug/obscura gpio button --chip obscura-sim --line photo-button --count 12 --timeout 3600 > b.out 2>&1 &
             p=$!
             . board/virtual/waiting.sh
             button_ready() { grep -q ready b.out; }; wait_for 60 "the button to hold its line" button_ready
@@ -126,8 +126,14 @@ extension VirtualBoardTests {
                 gpio-sim chatter photo-button 1 $((RANDOM % 6)); sleep 0.1
                 gpio-sim chatter photo-button 0 $((RANDOM % 6)); sleep 0.1
             done
+            # Counted from the last release, not from the start: each chatter
+            # is processes started on the board (12 s a press on an emulated
+            # arm64 board beside a build), so the presses' own pace sets the
+            # wait, and a press lost ends it here, not at a timeout.
+            counted() { ! kill -0 $p 2> /dev/null; }
+            wait_for 30 "the button to count its 12 presses" counted || kill $p
             wait $p; echo "status=$?"; cat b.out; rm -f b.out
-            """, timeout: 200)
+            """, timeout: 900)
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.contains("status=0"), "\(result.stdout)\(result.stderr)")
         // libgpiod 1 (Debian 12) has no kernel debounce: the button debounces
