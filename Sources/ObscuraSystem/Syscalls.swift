@@ -453,6 +453,19 @@ public enum Syscalls {
         exit(128 + signal)
     }
 
+    /// Unblocks every signal on the calling thread (pthread_sigmask). A
+    /// program inherits the signal mask of the thread that started it, and a
+    /// worker thread of a Swift or dispatch program blocks nearly all of
+    /// them: started from one, SIGTERM and Ctrl-C did nothing (`obscura
+    /// view` stopped by a test's `terminate()` went on until killed). For a
+    /// program's main, before it starts any thread (threads inherit it too).
+    public static func unblockAllSignals() throws(SystemError) {
+        var none = sigset_t()
+        sigemptyset(&none)
+        let rc = pthread_sigmask(SIG_SETMASK, &none, nil)
+        guard rc == 0 else { throw SystemError(call: "pthread_sigmask", code: rc) }
+    }
+
     /// Sends `signal` to the process `pid` (kill); a process already gone is
     /// not an error.
     public static func signal(_ pid: pid_t, _ signal: Int32) throws(SystemError) {

@@ -24,9 +24,11 @@ struct Obscura: AsyncParsableCommand {
                       RunCommand.self, StatusCommand.self, ControlCommand.self, ConfigCommand.self, DoctorCommand.self, PhotoCommand.self, DNGCommand.self, PreviewCommand.self, DecodeCommand.self,
                       KeysCommand.self, PullCommand.self, CollectCommand.self, ViewCommand.self, ViewServeCommand.self, EncryptCommand.self, DecryptCommand.self, BeepCommand.self, ListenCommand.self, WatchCommand.self, TimeCodesCommand.self])
 
-    /// ArgumentParser's main, with the environment set first, while the
-    /// program has no other thread.
+    /// ArgumentParser's main, with the signal mask and the environment set
+    /// first, while the program has no other thread: signals unblocked
+    /// whatever the parent's thread blocked (SIGTERM and Ctrl-C must work).
     static func main() async {
+        do throws(SystemError) { try Syscalls.unblockAllSignals() } catch { Log.note("\(error)") }
         CameraManager.quietLibcameraByDefault()
         do {
             var command = try parseAsRoot()
