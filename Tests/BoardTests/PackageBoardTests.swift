@@ -156,16 +156,16 @@ struct PackageBoardTests {
                 echo "upgrade-0.5-rc=$?"
                 apt-get remove -y libcamera0.4 > $k/rm4b.log 2>&1; echo "remove-0.4-again-rc=$? obscura=$(dpkg-query -W -f='${Status}' obscura)"
                 round 0.5 source
-                apt-get install -y --allow-downgrades --no-install-recommends '\#(folder)'/0.4/*.deb > $k/down5.log 2>&1
-                echo "downgrade-0.5-rc=$?"
-                apt-get remove -y libcamera0.5 > $k/rm5.log 2>&1; echo "remove-0.5-rc=$? obscura=$(dpkg-query -W -f='${Status}' obscura)"
-                round 0.4 again
+                current=0.5
+            else
+                current=0.4
             fi
-            # A libcamera this build has no shim for: the 0.4 shim taken away.
-            mv /usr/lib/obscura/camera/libobscura-camera.so.0.4 $k/
+            # A libcamera this build has no shim for: the shim of the one installed taken away.
+            mv /usr/lib/obscura/camera/libobscura-camera.so.$current $k/
+            echo "noshim-version=$current"
             echo "noshim-left=$(ls /usr/lib/obscura/camera | sed 's/^libobscura-camera\.so\.//' | sort -V | paste -sd, | sed 's/,/, /g')"
             systemctl restart obscura
-            says_why() { obscura status 2>/dev/null | grep -q '^last error: camera: libcamera 0.4'; }
+            says_why() { obscura status 2>/dev/null | grep -q "^last error: camera: libcamera $current"; }
             wait_for 120 "the status to say why there is no camera" says_why
             echo "noshim-status=$(obscura status | grep '^last error: ')"
             echo "noshim-active=$(systemctl is-active obscura)"
@@ -178,12 +178,12 @@ struct PackageBoardTests {
     /// release's), then 0.7 and its IPA modules with 0.4 removed, then 0.4
     /// again with 0.7 removed; and where the folder has 0.5 (Debian's
     /// libcamera0.5 with a libcamera-ipa built from 0.5.2's source, which the
-    /// archive lacks: board/virtual/libcamera-ipa-deb), 0.5 with 0.4 removed,
-    /// and 0.4 once more. Each time, without reinstalling Obscura, the
+    /// archive lacks: board/virtual/libcamera-ipa-deb), 0.5 with 0.4 removed
+    /// (going back is the same as from 0.7, shown once). Each time, without reinstalling Obscura, the
     /// package's trigger restarts the service, which opens the shim for the
     /// libcamera whose IPA modules are installed (the journal names it), lists
     /// vimc and records a file ffprobe reads. Last, a libcamera this build
-    /// has no shim for (0.4's shim taken away): the service stays up and
+    /// has no shim for (the shim of the one installed taken away): the service stays up and
     /// `obscura status` says why there is no camera.
     @Test(.enabled(if: libcameraPackages != nil, "OBSCURA_BOARD_LIBCAMERA_PACKAGES names no folder (Tests/arm64-board gathers them)"))
     func libcameraUpgradedAndTakenBackUnderTheInstalledPackageStillRecords() throws {
@@ -196,9 +196,9 @@ struct PackageBoardTests {
         #expect(value("apt-rc") == "0", "\(out)\(result.stderr)")
         var rounds = [("first", "0.4"), ("upgraded", "0.7"), ("back", "0.4")]
         if value("has-0.5") == "yes" {
-            rounds += [("source", "0.5"), ("again", "0.4")]
-            #expect(value("upgrade-0.5-rc") == "0" && value("downgrade-0.5-rc") == "0", "\(out)")
-            #expect(value("remove-0.4-again-rc") == "0 obscura=install ok installed" && value("remove-0.5-rc") == "0 obscura=install ok installed", "\(out)")
+            rounds += [("source", "0.5")]
+            #expect(value("upgrade-0.5-rc") == "0", "\(out)")
+            #expect(value("remove-0.4-again-rc") == "0 obscura=install ok installed", "\(out)")
         }
         for (label, version) in rounds {
             print("PackageBoardTests: \(label): \(value("layer-\(label)")); \(value("recorded-\(label)")) frames recorded")
@@ -211,10 +211,12 @@ struct PackageBoardTests {
         #expect(value("upgrade-rc") == "0" && value("downgrade-rc") == "0", "\(out)")
         #expect(lines.contains("upgrade: obscura: libcamera changed: restarting the recorder to open its camera shim for the new one"), "\(out)")
         #expect(value("remove-0.4-rc") == "0 obscura=install ok installed" && value("remove-0.7-rc") == "0 obscura=install ok installed", "\(out)")
-        #expect(value("noshim-status").hasPrefix("last error: camera: libcamera 0.4 (/usr/lib/aarch64-linux-gnu/libcamera.so.0.4) is installed; this build has shims for \(value("noshim-left")) (in /usr/lib/obscura/camera): "), "\(out)")
-        #expect(!value("noshim-left").isEmpty && !value("noshim-left").contains("0.4"), "\(out)")
+        let gone = value("noshim-version")
+        #expect(gone == (value("has-0.5") == "yes" ? "0.5" : "0.4"), "\(out)")
+        #expect(value("noshim-status").hasPrefix("last error: camera: libcamera \(gone) (/usr/lib/aarch64-linux-gnu/libcamera.so.\(gone)) is installed; this build has shims for \(value("noshim-left")) (in /usr/lib/obscura/camera): "), "\(out)")
+        #expect(!value("noshim-left").isEmpty && !value("noshim-left").contains(gone), "\(out)")
         #expect(value("noshim-active") == "active", "\(out)")
-        #expect(value("noshim-devices").hasPrefix("obscura: error: libcamera 0.4"), "\(out)")
+        #expect(value("noshim-devices").hasPrefix("obscura: error: libcamera \(gone)"), "\(out)")
     }
 }
 }

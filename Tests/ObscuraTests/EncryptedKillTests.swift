@@ -5,8 +5,9 @@ import ObscuraSystem
 import Testing
 import TestSupport
 
-/// Kills `obscura record --recipient` with SIGKILL at 50 random instants per
-/// container (`OBSCURA_KILL_TRIALS` for more), two recordings at a time, and
+/// Kills `obscura record --recipient` with SIGKILL at 20 random instants per
+/// container (`OBSCURA_KILL_TRIALS` for more: `Tests/run --full` kills 100
+/// times), two recordings at a time, and
 /// decrypts what each kill left, as it was left (`x.mp4.age.partial`). Every
 /// other trial aligns fragments to age's chunks (`--align-to-age-chunks`);
 /// every fifth records in one-second segments.
@@ -35,7 +36,7 @@ import TestSupport
 ///   kills must be measured.
 @Suite(.serialized) struct EncryptedKillTests {
     let obscura = packageRoot + "/.build/debug/obscura"
-    static let trials = ProcessInfo.processInfo.environment["OBSCURA_KILL_TRIALS"].flatMap { Int($0) }.map { max($0, 5) } ?? 50
+    static let trials = ProcessInfo.processInfo.environment["OBSCURA_KILL_TRIALS"].flatMap { Int($0) }.map { max($0, 5) } ?? 20
 
     struct Trial: Sendable {
         var aligned = false

@@ -47,6 +47,10 @@ public struct BoardScenarios: Sendable {
         let whole = try runProgram(VirtualBoard.runner, ["--timeout", String(timeout)] + options + ["--", "bash", "-c", script],
                                    cwd: packageRoot, environment: VirtualBoard.ledgerEnvironment)
         VirtualBoard.keepLog(whole)
+        // What each scenario cost, in the test log: which of them to split off or make cheaper.
+        for line in whole.stdout.split(separator: "\n") where line.hasPrefix("=== scenario ") && line.contains(" ended: ") {
+            print("\(name) board: \(line.dropFirst(4).dropLast(4))")
+        }
         let split = Self.split(whole, names: scenarios.map(\.name))
         Self.results.withLock { $0[name] = split }
         return Self.checked(split[scenario]!, sourceLocation: sourceLocation)
@@ -63,13 +67,15 @@ public struct BoardScenarios: Sendable {
             text += "scenario_start=$SECONDS\n"
             let restores = index > 0 && !between.isEmpty
             if restores { text += "(\n\(between)\n) > /tmp/.between.out 2>&1\n" }
-            text += "echo '=== scenario \(scenario.name) ==='\n"
+            // Each marker on a line of its own, even after a background
+            // follower a scenario killed in the middle of a line.
+            text += "echo; echo '=== scenario \(scenario.name) ==='\n"
             // What went wrong restoring the state (a wait that gave up, a
             // start that failed) is the scenario's: its test fails saying so.
             if restores { text += "grep -E '^(gave up after|gave-up journal: |between: )' /tmp/.between.out\n" }
             text += "(\n\(scenario.script)\n)\n"
             text += "scenario_rc=$?; tally_report\n"
-            text += "echo \"=== scenario \(scenario.name) ended: $scenario_rc, after $((SECONDS - scenario_start)) s, $TALLY ===\"\n"
+            text += "echo; echo \"=== scenario \(scenario.name) ended: $scenario_rc, after $((SECONDS - scenario_start)) s, $TALLY ===\"\n"
         }
         return text
     }

@@ -4,8 +4,10 @@
 #   wait_for SECONDS "what is awaited" COMMAND [ARGS...]   (whole seconds)
 #   pause SECONDS
 #
-# wait_for runs COMMAND every 0.2 s until it succeeds or SECONDS have passed
-# on the board's monotonic clock (however long each try took), times
+# wait_for runs COMMAND until it succeeds or SECONDS have passed, pausing
+# between looks as long as the last look took (0.2 s to 2 s: a look that
+# starts programs costs seconds on the emulated board, and looks 0.2 s apart
+# kept a one-CPU board busy with looking), on the board's monotonic clock (however long each try took), times
 # OBSCURA_WAIT_FACTOR (board/virtual/run sets it: 2 on a board slowed to
 # half a core or sharing the host with another board). On giving up
 # it says what it waited for, on standard output ("gave up after N s waiting
@@ -41,16 +43,24 @@ else
 fi
 
 wait_for() {
-    local bound=$(( $1 * ${OBSCURA_WAIT_FACTOR:-1} )) what=$2 start
+    local bound=$(( $1 * ${OBSCURA_WAIT_FACTOR:-1} )) what=$2 start tried took
     shift 2
     uptime_cs; start=$REPLY
-    while ! "$@"; do
+    while :; do
+        uptime_cs; tried=$REPLY
+        "$@" && return 0
         uptime_cs
         if [ $((REPLY - start)) -ge $((bound * 100)) ]; then
             echo "gave up after $bound s waiting for $what"
             journalctl -u obscura -n 40 --no-pager -o short-monotonic 2>/dev/null | sed 's/^/gave-up journal: /'
             return 1
         fi
-        pause 0.2
+        # As long as the look took (0.2 s to 2 s): looks that start
+        # programs keep at most half of the board busy, not all of it, and
+        # leave the rest to what is awaited.
+        took=$((REPLY - tried))
+        [ $took -ge 20 ] || took=20
+        [ $took -le 200 ] || took=200
+        pause "$((took / 100)).$((took % 100 / 10))$((took % 10))"
     done
 }
