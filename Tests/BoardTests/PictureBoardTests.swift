@@ -57,7 +57,7 @@ extension VirtualBoardTests {
                 # The pattern changes between these two readings: the
                 # lower bound is read from the first, the upper from the second.
                 e=$(now); v4l2-ctl -d "$sub" --set-ctrl "test_pattern=$2,show_information=2"; a=$(now)
-                wait_for 60 "$1 to be declared" has "$1"; b=$(now)
+                wait_closely 60 "$1 to be declared" has "$1"; b=$(now)
                 echo "declared-$1=$(awk -v a="$a" -v b="$b" 'BEGIN { print b - a }')"
                 echo "declared-$1-early=$(awk -v a="$e" -v b="$b" 'BEGIN { print b - a }')"
                 # What one look at the log costs here (the wait's own lag).
@@ -71,7 +71,7 @@ extension VirtualBoardTests {
                 echo "metrics-$1=$(grep -E '^obscura_picture_condition(_episodes_total)?\\{' /tmp/svc/obscura.prom | tr '\\n' ' ')"
                 $o status --socket /tmp/svc/control.sock | grep '^picture:' | sed "s/^/status-$1: /"
                 v4l2-ctl -d "$sub" --set-ctrl test_pattern=0,show_information=0; a=$(now)
-                wait_for 60 "$1 to clear" lacks "$1"; b=$(now)
+                wait_closely 60 "$1 to clear" lacks "$1"; b=$(now)
                 echo "cleared-$1=$(awk -v a="$a" -v b="$b" 'BEGIN { print b - a }')"
             }
             episode no_detail "$white"
@@ -190,7 +190,7 @@ extension VirtualBoardTests {
             # The scene stops changing between these two readings (the
             # lower bound from the first, the upper from the second).
             e=$(now); still; a=$(now)
-            wait_for 60 "frozen to be declared" has frozen; echo "declared-frozen=$(since $a)"; echo "declared-frozen-early=$(since $e)"
+            wait_closely 60 "frozen to be declared" has frozen; echo "declared-frozen=$(since $a)"; echo "declared-frozen-early=$(since $e)"
             has frozen; echo "poll-frozen=$(since $a)"
             $o status --socket /tmp/svc/control.sock | grep '^picture:' | sed 's/^/status-frozen: /'
             shown() { [ "$(metric 'obscura_picture_condition{condition="frozen"}')" = 1 ]; }
@@ -198,7 +198,7 @@ extension VirtualBoardTests {
             echo "metrics-frozen=$(grep -E '^obscura_picture_condition\\{' /tmp/svc/obscura.prom | tr '\\n' ' ')"
             # (The upper bound read from after the scene's first change.)
             live; wait_for 60 "the scene to change" changing; a=$(now)
-            wait_for 60 "frozen to clear" lacks frozen; echo "cleared-frozen=$(since $a)"
+            wait_closely 60 "frozen to clear" lacks frozen; echo "cleared-frozen=$(since $a)"
             # Live until the recording has ended (a slowed board takes longer
             # than the hold to stop it).
             ask record stop | sed 's/^/ctl: /'

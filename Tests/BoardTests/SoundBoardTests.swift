@@ -65,7 +65,7 @@ extension VirtualBoardTests {
             # The silence begins between the end of the last burst the
             # player dated (or now) and the player's end.
             t=$(now); quiet; before=$(stopped $t); a=$(now); echo "stopped-silent=$(since $before)"
-            wait_for 60 "silence to be declared" has silent; echo "declared-silent=$(since $a)"; echo "declared-silent-early=$(since $before)"
+            wait_closely 60 "silence to be declared" has silent; echo "declared-silent=$(since $a)"; echo "declared-silent-early=$(since $before)"
             has silent; echo "poll-silent=$(since $a)"
             echo "led-silent=$(led)"
             echo "listed-silent=$(listed silent && echo yes)"
@@ -75,15 +75,15 @@ extension VirtualBoardTests {
             # The clipped tone begins between these two readings: a lower
             # bound is read from the first, an upper bound from the second.
             before=$(now); play 6; a=$(now)
-            wait_for 60 "silence to clear" lacks silent; echo "cleared-silent=$(since $a)"
-            wait_for 60 "clipping to be declared" has clipping; echo "declared-clipping=$(since $a)"; echo "declared-clipping-early=$(since $before)"
+            wait_closely 60 "silence to clear" lacks silent; echo "cleared-silent=$(since $a)"
+            wait_closely 60 "clipping to be declared" has clipping; echo "declared-clipping=$(since $a)"; echo "declared-clipping-early=$(since $before)"
             has clipping; echo "poll-clipping=$(since $a)"
             echo "listed-clipping=$(listed clipping && echo yes)"
             $o status --socket /tmp/svc/control.sock | grep '^sound:' | sed 's/^/status-clipping: /'
             wait_for 10 "the metrics to show clipping" shown clipping
             echo "metrics-clipping=$(grep -E '^obscura_sound_condition(_episodes_total)?\\{' /tmp/svc/obscura.prom | tr '\\n' ' ')"
             t=$(now); quiet; a=$(now); echo "stopped-clipping=$(since $(stopped $t))"
-            wait_for 60 "clipping to clear" lacks clipping; echo "cleared-clipping=$(since $a)"
+            wait_closely 60 "clipping to clear" lacks clipping; echo "cleared-clipping=$(since $a)"
             echo "state=$(status | grep -o '"state":"[a-z]*"')"
             ask record stop | sed 's/^/ctl: /'
             wait_for 180 "the recording to finish" said "recording finished"

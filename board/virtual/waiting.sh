@@ -2,12 +2,15 @@
 #
 #   . board/virtual/waiting.sh
 #   wait_for SECONDS "what is awaited" COMMAND [ARGS...]   (whole seconds)
+#   wait_closely SECONDS "what is awaited" COMMAND [ARGS...]
 #   pause SECONDS
 #
 # wait_for runs COMMAND until it succeeds or SECONDS have passed, pausing
 # between looks as long as the last look took (0.2 s to 2 s: a look that
 # starts programs costs seconds on the emulated board, and looks 0.2 s apart
-# kept a one-CPU board busy with looking), on the board's monotonic clock (however long each try took), times
+# kept a one-CPU board busy with looking; wait_closely always pauses 0.2 s,
+# for a wait whose own lag a test measures: the watches' declarations), on
+# the board's monotonic clock (however long each try took), times
 # OBSCURA_WAIT_FACTOR (board/virtual/run sets it: 2 on a board slowed to
 # half a core or sharing the host with another board). On giving up
 # it says what it waited for, on standard output ("gave up after N s waiting
@@ -60,7 +63,12 @@ wait_for() {
         # leave the rest to what is awaited.
         took=$((REPLY - tried))
         [ $took -ge 20 ] || took=20
-        [ $took -le 200 ] || took=200
+        [ $took -le "${_wait_most_cs:-200}" ] || took=${_wait_most_cs:-200}
         pause "$((took / 100)).$((took % 100 / 10))$((took % 10))"
     done
+}
+
+wait_closely() {
+    local _wait_most_cs=20
+    wait_for "$@"
 }
