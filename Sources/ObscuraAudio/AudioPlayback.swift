@@ -12,6 +12,10 @@ public final class AudioPlayback {
     private let pcm: OpaquePointer
     /// Frames written so far.
     public private(set) var written: Int64 = 0
+    /// Times the device ran out of samples (the writer was kept from the
+    /// CPU longer than the buffer lasts): silence was heard, and the stream
+    /// waited for a full buffer again before it went on.
+    public private(set) var underruns = 0
 
     public init(device: String, format: AudioFormat = AudioFormat(), bufferFrames: Int = 4800) throws(AudioError) {
         deviceName = device
@@ -44,6 +48,7 @@ public final class AudioPlayback {
                 snd_pcm_writei(pcm, raw.baseAddress! + offset * format.channels * 2, snd_pcm_uframes_t(frames - offset))
             }
             if n < 0 {
+                if Int32(n) == -EPIPE { underruns += 1 }
                 let rc = snd_pcm_recover(pcm, Int32(n), 1)
                 if rc < 0 { throw .alsa("snd_pcm_writei", deviceName, Int32(n)) }
                 continue
@@ -53,8 +58,14 @@ public final class AudioPlayback {
         }
     }
 
-    /// When frame `index` (counted from the first written) is heard, CLOCK_MONOTONIC ns.
+    /// When frame `index` (counted from the first written) is heard, CLOCK_MONOTONIC ns;
+    /// nil until the stream runs. A stream that is not running (before its
+    /// buffer first fills, or after an underrun until it fills again) keeps
+    /// the timestamp of its last pointer update, from before the silence: a
+    /// frame dated by it would be said heard earlier than it is, by as long
+    /// as the stream stood still.
     public func timeOfFrame(_ index: Int64) -> UInt64? {
+        guard snd_pcm_state(pcm) == SND_PCM_STATE_RUNNING else { return nil }
         var avail: snd_pcm_uframes_t = 0
         var ts = timespec()
         guard snd_pcm_htimestamp(pcm, &avail, &ts) == 0, ts.tv_sec > 0 else { return nil }

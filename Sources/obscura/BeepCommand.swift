@@ -51,9 +51,8 @@ struct BeepCommand: ParsableCommand {
         let first = Int64(lead * Double(rate))
         let toneFrames = Int64(length * rate / 1000)
         let end = first + spacing * Int64(count - 1) + toneFrames + Int64(rate / 2)
-        var next = 0
         var position: Int64 = 0
-        var pending: [(Int, Int64)] = []
+        var dates = BeepDates(again: Int64(rate / 5))
         while position < end {
             var samples = [Int16](repeating: 0, count: chunk)
             for i in 0..<chunk {
@@ -63,7 +62,7 @@ struct BeepCommand: ParsableCommand {
                 let beep = (k - first) / spacing
                 if beep < count, offset < toneFrames {
                     samples[i] = Int16(max(-32768, min(32767, amplitude * sin(2 * Double.pi * frequency * Double(offset) / Double(rate)))))
-                    if offset == 0 { pending.append((Int(beep) + 1, k)) }
+                    if offset == 0 { dates.add(beep: Int(beep) + 1, frame: k) }
                 }
             }
             do { try player.write(samples) } catch {
@@ -71,15 +70,59 @@ struct BeepCommand: ParsableCommand {
                 throw ExitCode.failure
             }
             position += Int64(chunk)
-            // Date each onset once the device has it queued.
-            pending.removeAll { beep, frame in
-                guard let t = player.timeOfFrame(frame) else { return false }
-                Log.output("beep \(beep) at \(t)")
-                next = beep
-                return true
-            }
+            for line in dates.date(player) { Log.output(line) }
         }
         player.drain()
-        _ = next
+        for line in dates.date(player, last: true) { Log.output(line) }
+        if player.underruns > 0 { Log.note("beep: \(player.underruns) underruns (silences while the player was kept from the CPU)") }
+    }
+}
+
+/// Each beep's onset dated twice: once the device has it queued, and again
+/// `again` frames of writing later, once it has been heard. The two agree
+/// within a few milliseconds (the device's pointer moves in steps); when they
+/// do not, the player was kept from the CPU between a pointer update and its
+/// timestamp, and no date of that beep can be vouched for: it is said
+/// undated ("beep N undated: …"), not printed with a wrong time.
+struct BeepDates {
+    /// Frames written between a beep's two dates.
+    let again: Int64
+    /// How far apart two dates of one beep may be.
+    var agreeNanoseconds: Int64 = 20_000_000
+    private var pending: [(beep: Int, frame: Int64, first: UInt64?, writtenAt: Int64)] = []
+
+    init(again: Int64) { self.again = again }
+
+    mutating func add(beep: Int, frame: Int64) { pending.append((beep, frame, nil, 0)) }
+
+    /// Lines for the beeps dated by now: "beep N at T" (T in CLOCK_MONOTONIC
+    /// ns), or "beep N undated: …". `last`: the stream has been drained, so
+    /// every beep still waiting is dated once more, or said undated.
+    mutating func date(_ player: AudioPlayback, last: Bool = false) -> [String] {
+        var lines: [String] = []
+        for i in pending.indices {
+            if pending[i].first == nil {
+                pending[i].first = player.timeOfFrame(pending[i].frame)
+                pending[i].writtenAt = player.written
+                if !last { continue }
+            }
+            guard let first = pending[i].first else {
+                lines.append("beep \(pending[i].beep) undated: the stream never ran after it")
+                pending[i].beep = 0
+                continue
+            }
+            guard last || player.written - pending[i].writtenAt >= again else { continue }
+            let second = player.timeOfFrame(pending[i].frame)
+            let apart = second.map { abs(Int64(bitPattern: $0 &- first)) }
+            if let apart, apart <= agreeNanoseconds {
+                lines.append("beep \(pending[i].beep) at \(first)")
+            } else {
+                let text = apart.map { "\($0 / 1_000_000) ms apart" } ?? "no second date"
+                lines.append("beep \(pending[i].beep) undated: dated \(first), then \(second.map(String.init) ?? "not"): \(text)")
+            }
+            pending[i].beep = 0
+        }
+        pending.removeAll { $0.beep == 0 }
+        return lines
     }
 }

@@ -74,9 +74,14 @@ extension VirtualBoardTests {
         let file = dir + "/sync.mp4"
         let streams = try runProgram("ffprobe", ["-v", "error", "-show_entries", "stream=codec_type,codec_name", "-of", "csv=p=0", file])
         #expect(streams.stdout.contains("aac,audio") && streams.stdout.contains("h264,video"), "\(streams.stdout)")
-        let beeps = try String(contentsOfFile: dir + "/beeps.txt", encoding: .utf8).split(separator: "\n").compactMap {
-            $0.split(separator: " ").last.flatMap { Int64($0) }
-        }
+        let beepLines = try String(contentsOfFile: dir + "/beeps.txt", encoding: .utf8).split(separator: "\n")
+        let beeps = beepLines.compactMap { $0.split(separator: " ").last.flatMap { Int64($0) } }
+        // A beep the player could not date (its two dates, queued and heard,
+        // disagree: it was kept from the CPU in between) is left out; the
+        // player must date nearly all of them.
+        let undated = beepLines.filter { $0.contains(" undated: ") }
+        #expect(undated.count <= 3, "the player could not date \(undated.count) beeps: \(undated)")
+        if !undated.isEmpty { print("audio sync: beeps the player could not date: \(undated)") }
         // Every beep played inside the recording (it began before the first
         // and was stopped after the last), over some 40 s: time for the
         // drift to show.
@@ -90,7 +95,7 @@ extension VirtualBoardTests {
             errors.append((e, nearest - e))
         }
         let worst = errors.map { abs($0.error) }.max() ?? 0
-        #expect(worst < frame, "worst beep error \(worst * 1000) ms, one frame is \(frame * 1000) ms")
+        #expect(worst < frame, "worst beep error \(worst * 1000) ms, one frame is \(frame * 1000) ms; the recorder: \(lines.filter { $0.contains("audio") })")
         // Uncorrected, the error would grow by the clocks' drift between the
         // first beeps and the last; corrected, it stays level. The means of a
         // quarter of the beeps at each end are compared, so a beep heard late

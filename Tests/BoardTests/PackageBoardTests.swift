@@ -85,22 +85,22 @@ struct PackageBoardTests {
         let result = try #require(Self.board).result(of: "apt")
         let out = result.stdout
         let lines = out.split(separator: "\n").map(String.init)
-        #expect(lines.contains("before=none"), "\(out)\(result.stderr)")
-        #expect(lines.contains("apt-rc=0"), "\(out)")
+        #expect(lines.contains("before=none"), "no line before=none; the board printed:\n\(out)\(result.stderr)")
+        #expect(lines.contains("apt-rc=0"), "no line apt-rc=0; the board printed:\n\(out)")
         let installed = lines.first { $0.hasPrefix("installed=") } ?? ""
         #expect(installed.hasPrefix("installed=\(VirtualBoard.arch) install ok installed") && installed.hasSuffix(" binary=/usr/bin/obscura"),
                 "\(installed.debugDescription) \(Array(installed.utf8))")
-        #expect(lines.contains("active=active"), "\(out)")
+        #expect(lines.contains("active=active"), "no line active=active; the board printed:\n\(out)")
         // `man obscura`, `man obscura.toml` and obscura re<TAB>, as the package installed them.
-        #expect(lines.contains { $0.hasPrefix("man-obscura=0 obscura ") && $0.contains("camera recorder") }, "\(out)")
-        #expect(lines.contains("man-toml=0 OBSCURA.TOML(5)"), "\(out)")
-        #expect(lines.contains("completion=record"), "\(out)")
-        #expect(out.contains("journal: obscura: recording finished"), "\(out)")
-        #expect(lines.contains("pull-rc=0"), "\(out)")
+        #expect(lines.contains { $0.hasPrefix("man-obscura=0 obscura ") && $0.contains("camera recorder") }, "no line man-obscura=0 obscura … camera recorder; the board printed:\n\(out)")
+        #expect(lines.contains("man-toml=0 OBSCURA.TOML(5)"), "no line man-toml=0 OBSCURA.TOML(5); the board printed:\n\(out)")
+        #expect(lines.contains("completion=record"), "no line completion=record; the board printed:\n\(out)")
+        #expect(out.contains("journal: obscura: recording finished"), "no journal line \"recording finished\"; the board printed:\n\(out)")
+        #expect(lines.contains("pull-rc=0"), "no line pull-rc=0; the board printed:\n\(out)")
         let verified = lines.filter { $0.hasPrefix("verify: ") }
         #expect(!verified.isEmpty && verified.allSatisfy { $0.hasSuffix(": OK") }, "\(verified)")
         let pulled = lines.filter { $0.hasPrefix("pulled=") }
-        #expect(pulled.count == 1, "\(out)")
+        #expect(pulled.count == 1, "not one pulled recording; the board printed:\n\(out)")
         let frames = pulled.first.flatMap { $0.split(separator: "=").last.flatMap { Int($0) } } ?? 0
         // About three seconds of vimc: 1.5 fps on the emulated arm64 board, 30 on amd64.
         #expect(frames >= 3, "the pulled recording plays \(frames) frames")
