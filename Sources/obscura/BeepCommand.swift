@@ -12,8 +12,10 @@ struct BeepCommand: ParsableCommand {
         Plays a short tone every --every seconds, silence between, and prints \
         "beep N at T" with T the moment its first sample is played, in \
         CLOCK_MONOTONIC nanoseconds — the clock of camera timestamps and of \
-        `obscura record`'s "time zero". With the ALSA loopback driver, play on \
-        hw:Loopback,0 and record from hw:Loopback,1.
+        `obscura record`'s "time zero". Each beep is dated twice, when queued \
+        and once heard; when the two disagree (the player was kept from the CPU \
+        between) it prints "beep N undated: " and why, instead. With the ALSA loopback \
+        driver, play on hw:Loopback,0 and record from hw:Loopback,1.
         """)
 
     @Option(help: "ALSA playback device.") var device: String = "default"

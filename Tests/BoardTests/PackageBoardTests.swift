@@ -85,25 +85,36 @@ struct PackageBoardTests {
         let result = try #require(Self.board).result(of: "apt")
         let out = result.stdout
         let lines = out.split(separator: "\n").map(String.init)
-        #expect(lines.contains("before=none"), "no line before=none; the board printed:\n\(out)\(result.stderr)")
-        #expect(lines.contains("apt-rc=0"), "no line apt-rc=0; the board printed:\n\(out)")
+        #expect(lines.contains("before=none"), Self.missing("before=none", ["before="], out + result.stderr))
+        #expect(lines.contains("apt-rc=0"), Self.missing("apt-rc=0", ["apt"], out))
         let installed = lines.first { $0.hasPrefix("installed=") } ?? ""
         #expect(installed.hasPrefix("installed=\(VirtualBoard.arch) install ok installed") && installed.hasSuffix(" binary=/usr/bin/obscura"),
                 "\(installed.debugDescription) \(Array(installed.utf8))")
-        #expect(lines.contains("active=active"), "no line active=active; the board printed:\n\(out)")
+        #expect(lines.contains("active=active"), Self.missing("active=active", ["active="], out))
         // `man obscura`, `man obscura.toml` and obscura re<TAB>, as the package installed them.
-        #expect(lines.contains { $0.hasPrefix("man-obscura=0 obscura ") && $0.contains("camera recorder") }, "no line man-obscura=0 obscura … camera recorder; the board printed:\n\(out)")
-        #expect(lines.contains("man-toml=0 OBSCURA.TOML(5)"), "no line man-toml=0 OBSCURA.TOML(5); the board printed:\n\(out)")
-        #expect(lines.contains("completion=record"), "no line completion=record; the board printed:\n\(out)")
-        #expect(out.contains("journal: obscura: recording finished"), "no journal line \"recording finished\"; the board printed:\n\(out)")
-        #expect(lines.contains("pull-rc=0"), "no line pull-rc=0; the board printed:\n\(out)")
+        #expect(lines.contains { $0.hasPrefix("man-obscura=0 obscura ") && $0.contains("camera recorder") }, Self.missing("man-obscura=0 obscura … camera recorder", ["man-obscura="], out))
+        #expect(lines.contains("man-toml=0 OBSCURA.TOML(5)"), Self.missing("man-toml=0 OBSCURA.TOML(5)", ["man-toml="], out))
+        #expect(lines.contains("completion=record"), Self.missing("completion=record", ["completion="], out))
+        #expect(out.contains("journal: obscura: recording finished"), Self.missing("journal: obscura: recording finished", ["journal: "], out))
+        #expect(lines.contains("pull-rc=0"), Self.missing("pull-rc=0", ["pull-rc=", "pull: "], out))
         let verified = lines.filter { $0.hasPrefix("verify: ") }
         #expect(!verified.isEmpty && verified.allSatisfy { $0.hasSuffix(": OK") }, "\(verified)")
         let pulled = lines.filter { $0.hasPrefix("pulled=") }
-        #expect(pulled.count == 1, "not one pulled recording; the board printed:\n\(out)")
+        #expect(pulled.count == 1, Self.missing("one pulled=", ["pulled="], out))
         let frames = pulled.first.flatMap { $0.split(separator: "=").last.flatMap { Int($0) } } ?? 0
         // About three seconds of vimc: 1.5 fps on the emulated arm64 board, 30 on amd64.
         #expect(frames >= 3, "the pulled recording plays \(frames) frames")
+    }
+
+    /// A failed expectation's message: the line that was missing, then on
+    /// the same line the board's lines that start with `related` (at most
+    /// five, the last ones) and any wait that gave up, so that CI's digest
+    /// of failures shows why; then the board's whole output.
+    static func missing(_ wanted: String, _ related: [String], _ out: String) -> Comment {
+        let lines = out.split(separator: "\n")
+        let why = lines.filter { line in related.contains { line.hasPrefix($0) } }.suffix(5)
+            + lines.filter { $0.hasPrefix("gave up after") }
+        return "no line \(wanted); the board said: \(why.joined(separator: " | "))\nthe board printed:\n\(out)"
     }
 
     static func libcameraScript(_ path: String, _ folder: String) -> String {
