@@ -189,3 +189,72 @@ import TestSupport
         #expect(checked >= (preRecorded ? 4 : 5))
     }
 }
+
+/// The beep player's dates (`obscura beep`, which the sound-sync board test
+/// trusts): a beep is printed with its time only when its date on queueing
+/// and its date once heard agree.
+@Suite struct BeepDatesTests {
+    /// A device whose dates the test scripts: frame times from `start` at
+    /// 48 kHz, shifted by `skew` (what a stale pointer timestamp does), or
+    /// nil while the stream does not run.
+    final class ScriptedClock: PlaybackClock {
+        var written: Int64 = 0
+        var running = true
+        var skew: Int64 = 0
+        let start: Int64 = 5_000_000_000
+        func timeOfFrame(_ index: Int64) -> UInt64? {
+            running ? UInt64(start + index * 1_000_000_000 / 48_000 + skew) : nil
+        }
+    }
+
+    @Test func twoDatesThatAgreeGiveTheBeepsTimeOnceItIsHeard() {
+        let clock = ScriptedClock()
+        var dates = BeepDates(again: 9_600)
+        dates.add(beep: 1, frame: 24_000)
+        clock.written = 24_960
+        #expect(dates.date(clock).isEmpty, "dated once, not yet heard")
+        clock.written += 4_800
+        clock.skew = 3_000_000 // the pointer's step: within the 20 ms allowed
+        #expect(dates.date(clock).isEmpty)
+        clock.written += 4_800
+        #expect(dates.date(clock) == ["beep 1 at 5500000000"])
+        #expect(dates.date(clock, last: true).isEmpty, "each beep is said once")
+    }
+
+    @Test func datesThatDisagreeOrAStreamThatStoppedLeaveTheBeepUndated() {
+        let clock = ScriptedClock()
+        var dates = BeepDates(again: 9_600)
+        dates.add(beep: 1, frame: 24_000)
+        clock.written = 24_960
+        clock.skew = -125_000_000 // queued while a stale timestamp stood
+        #expect(dates.date(clock).isEmpty)
+        clock.skew = 0
+        dates.add(beep: 2, frame: 72_000)
+        clock.written = 72_960
+        #expect(dates.date(clock) == ["beep 1 undated: dated 5375000000, then 5500000000: 125 ms apart"])
+        // Beep 2 was dated once; then the stream underran: after the silence
+        // its second date could not be had (nor trusted), so it is undated.
+        clock.running = false
+        clock.written += 9_600
+        #expect(dates.date(clock) == ["beep 2 undated: dated 6500000000, then not: no second date"])
+        #expect(dates.date(clock, last: true).isEmpty)
+    }
+
+    @Test func aBeepQueuedBeforeTheStreamRunsIsDatedOnceItDoes() {
+        let clock = ScriptedClock()
+        clock.running = false
+        var dates = BeepDates(again: 9_600)
+        dates.add(beep: 1, frame: 0)
+        clock.written = 960
+        #expect(dates.date(clock).isEmpty)
+        clock.running = true
+        clock.written = 4_800
+        #expect(dates.date(clock).isEmpty, "dated now, first time")
+        clock.written = 14_400
+        #expect(dates.date(clock) == ["beep 1 at 5000000000"])
+        var never = BeepDates(again: 9_600)
+        never.add(beep: 7, frame: 0)
+        clock.running = false
+        #expect(never.date(clock, last: true) == ["beep 7 undated: the stream never ran after it"])
+    }
+}
