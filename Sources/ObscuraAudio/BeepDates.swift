@@ -31,29 +31,28 @@ public struct BeepDates {
     /// every beep still waiting is dated once more, or said undated.
     public mutating func date(_ player: some PlaybackClock, last: Bool = false) -> [String] {
         var lines: [String] = []
-        for i in pending.indices {
-            if pending[i].first == nil {
-                pending[i].first = player.timeOfFrame(pending[i].frame)
-                pending[i].writtenAt = player.written
-                if !last { continue }
+        var waiting: [(beep: Int, frame: Int64, first: UInt64?, writtenAt: Int64)] = []
+        for var beep in pending {
+            if beep.first == nil {
+                beep.first = player.timeOfFrame(beep.frame)
+                beep.writtenAt = player.written
+                if !last { waiting.append(beep); continue }
             }
-            guard let first = pending[i].first else {
-                lines.append("beep \(pending[i].beep) undated: the stream never ran after it")
-                pending[i].beep = 0
+            guard let first = beep.first else {
+                lines.append("beep \(beep.beep) undated: the stream never ran after it")
                 continue
             }
-            guard last || player.written - pending[i].writtenAt >= again else { continue }
-            let second = player.timeOfFrame(pending[i].frame)
+            guard last || player.written - beep.writtenAt >= again else { waiting.append(beep); continue }
+            let second = player.timeOfFrame(beep.frame)
             let apart = second.map { abs(Int64(bitPattern: $0 &- first)) }
             if let apart, apart <= agreeNanoseconds {
-                lines.append("beep \(pending[i].beep) at \(first)")
+                lines.append("beep \(beep.beep) at \(first)")
             } else {
                 let text = apart.map { "\($0 / 1_000_000) ms apart" } ?? "no second date"
-                lines.append("beep \(pending[i].beep) undated: dated \(first), then \(second.map(String.init) ?? "not"): \(text)")
+                lines.append("beep \(beep.beep) undated: dated \(first), then \(second.map(String.init) ?? "not"): \(text)")
             }
-            pending[i].beep = 0
         }
-        pending.removeAll { $0.beep == 0 }
+        pending = waiting
         return lines
     }
 }
