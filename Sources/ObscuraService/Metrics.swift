@@ -92,7 +92,7 @@ extension ServiceStatus {
         var m = MetricsText()
         let b = { (x: Bool) in x ? 1.0 : 0.0 }
         m.add("obscura_state", .gauge, "1 for the state the recorder is in.",
-              ["starting", "idle", "recording", "photo", "error"].map { ([("state", $0)], b(state == $0)) })
+              ServiceState.names.map { ([("state", $0)], b(state == $0)) })
         m.add("obscura_frames_total", .counter, "Video frames written to recordings since the service started.", Double(framesTotal))
         m.add("obscura_recording_frames", .gauge, "Video frames in the recording in progress (0 when not recording).", Double(frames))
         m.add("obscura_recording_frames_per_second", .gauge, "Frame rate of the recording in progress, measured from the camera's timestamps.", framesPerSecond)

@@ -44,30 +44,11 @@ import ObscuraSystem
 /// configure, start and stop on the camera thread, files (hashing, photos,
 /// scans, metrics) on the file thread, the USB drive's on its own.
 public actor RecorderService {
-    public enum State: String, Sendable { case starting, idle, recording, photo, error }
-
-    /// The file being recorded, from its start to its `finished` event.
-    struct RecordingInProgress: Sendable {
-        let file: String
-        let started: ContinuousClock.Instant
-        let onDrive: Bool
-        /// A try after an encoder failed: the state stays until the file
-        /// has packets, and a failed try is not news.
-        var retry: Bool
-        var task: Task<Void, Never>?
-        /// Whether its first frame's time was journaled.
-        var firstFrameSaid = false
-        /// Stopped because its drive went away: it goes on on the card.
-        var driveRemoved = false
-    }
-
     let configuration: ServiceConfiguration
     let profile: BoardProfile
     /// Leveled: journald files each line under its priority.
     let logger: Logger
     let notifier = SystemdNotifier()
-    let storage: StorageTargets
-    let camera: CameraSetup
     /// The file thread (hashing, photos, scans, metrics) and the camera's.
     let fileWork: ThreadExecutor
     let cameraWork: ThreadExecutor
@@ -76,50 +57,49 @@ public actor RecorderService {
     /// The time the coordinator's waits and measures are on (a test's own).
     let clock: any WaitingClock
 
-    var state = State.starting
-    var status = ServiceStatus()
-    /// The camera while it is open.
-    var opened: CameraSetup.Opened?
-    /// An opening in progress (on the camera thread).
-    var opening: Task<Void, Never>?
+    // The rooms, each a type with its own state.
+    let storage: StorageTargets
+    let setup: CameraSetup
     let preview = Mutex<PreviewOutput?>(nil)
-    var recording: RecordingInProgress?
-    /// A start being prepared (its storage work off the actor).
-    var starting: Task<String?, Never>?
-    var outages = StageOutages()
-    var encoderRetry: Task<Void, Never>?
-    var flashMode = FlashMode.auto
-    var gpio = KioskGPIO()
-    var control: ControlServer?
     /// The live view (`ServiceLive`): the viewers' feed, kept across the
     /// camera's reopenings, and its socket.
     let liveFeed: LiveFeed
     var live: LiveServer?
-    /// Whether the encoder runs for the viewers alone (no recording).
-    var encodingForViewers = false
-    var liveness = RecordingLiveness()
-    var storageWait = StorageWaitNotice()
-    var pace: RecordingPace?
-    /// The system's pressure, followed each housekeeping round (`ServicePressure`).
-    var pressure: SystemPressure
-    /// Whether the pressure has paused the preview.
-    var previewPaused = false
-    var stopping = false
-    var cameraLayerLogged = false
-    var lastEncoderLine = ""
-    /// What recordings finished since the start hold (the one in progress is in `status`).
-    var finishedTotals = (frames: 0, bytes: 0, dropped: 0, skipped: 0)
-    let metricsFile: MetricsFile?
-    var metricsWritten: ContinuousClock.Instant?
+    var gpio = KioskGPIO()
+    var control: ControlServer?
+    var pressure: PressureSteps
+    var outages = StageOutages()
+    var watchdog = WatchdogLooks()
+    var metrics: MetricsSchedule?
+
+    // What the service is doing, and what it has counted and said.
+    var state = ServiceState.starting
+    var camera = CameraState.closed
+    /// A start being prepared (its storage work off the actor): a start
+    /// asked for meanwhile gets its answer.
+    var starting: Task<String?, Never>?
+    /// The counters `obscura status` shows (`currentStatus` adds the state's).
+    var status = ServiceStatus()
+    /// The picture's and the sound's conditions (`ServicePicture`, `ServiceSound`).
+    var conditions = HealthConditions()
+    var totals = RecordingTotals()
+    var flashMode = FlashMode.auto
     /// Whether the system clock is known to be right: until then files get
     /// boot-relative names (`FileNames`).
     var clockSynchronized = SystemClock.isSynchronized
-    var reportedRenameProblems: Set<String> = []
+    var said = SaidOnce()
+
     /// How long a lost camera's session waits for it before the service
     /// drops the session and opens the camera afresh.
     let cameraGiveUp: Duration = .seconds(20)
     /// How often a new recording is tried while the encoder is down.
     static let encoderRetryInterval: Duration = .milliseconds(500)
+
+    /// The camera while it is open.
+    var opened: CameraSetup.Opened? { camera.opened }
+    /// The recording in progress, whichever state carries it.
+    var recording: RecordingInProgress? { state.recording }
+    var stopping: Bool { state.isStopping }
 
     /// Throws when a thread of its own cannot be made (never a silent
     /// fallback to Swift's pool).
@@ -134,15 +114,14 @@ public actor RecorderService {
         healthWork = try ThreadExecutor(name: "obscura-health")
         var pressureSettings = profile.pressure
         pressureSettings.settle = configuration.pressure.settle
-        pressure = SystemPressure(settings: pressureSettings)
+        pressure = PressureSteps(settings: pressureSettings, stepsDown: configuration.pressure.stepsDown)
         storage = StorageTargets(configuration: configuration, logger: logger, fileWork: fileWork,
                                  driveWork: try ThreadExecutor(name: "obscura-drive"), clock: clock)
         liveFeed = LiveFeed(limit: configuration.liveViewers)
-        camera = CameraSetup(configuration: configuration, profile: profile, logger: logger, log: Self.infoLines(logger),
+        setup = CameraSetup(configuration: configuration, profile: profile, logger: logger, log: Self.infoLines(logger),
                              clock: clock, live: liveFeed)
-        status.board = profile.name
-        status.preRecordSeconds = configuration.preRecordSeconds
-        metricsFile = configuration.metricsFile.isEmpty ? nil : MetricsFile(path: configuration.metricsFile)
+        metrics = configuration.metricsFile.isEmpty ? nil
+            : MetricsSchedule(file: MetricsFile(path: configuration.metricsFile), every: .seconds(configuration.metricsInterval))
     }
 
     /// Each line an info line of `logger`. (Made outside the actor's
@@ -188,7 +167,7 @@ public actor RecorderService {
         if let note = control?.accessNote { logger.warning("control socket: \(note)") }
         startLive()
         await openCamera()
-        if state == .starting { enter(.idle) }
+        if case .starting = state { enter(.idle) }
         await storage.trimCard()
         await measureStorage()
         notifier.notify("READY=1\nSTATUS=\(statusLine)")
@@ -221,7 +200,7 @@ public actor RecorderService {
 
     /// Finalizes a recording in progress and releases everything (SIGTERM).
     public func shutdown() async {
-        stopping = true
+        enter(.stopping(recording))
         notifier.notify("STOPPING=1\nSTATUS=stopping")
         await stopRecording()
         if let opened {
@@ -237,25 +216,33 @@ public actor RecorderService {
 
     // MARK: State and status
 
-    func enter(_ new: State) {
-        state = new
-        status.state = new.rawValue
+    /// The state's one door: a stopping service stays stopping, and the
+    /// LEDs and systemd hear of every change.
+    func enter(_ new: ServiceState) {
+        if state.isStopping, !new.isStopping { return }
+        if new.recording == nil, let kept = state.recording {
+            state = new.carrying(kept)
+        } else {
+            state = new
+        }
         showLEDs()
         notifier.notify("STATUS=\(statusLine)")
     }
 
     func showLEDs() {
-        gpio.show(recording: state == .recording, error: state == .error,
-                  attention: !(status.pictureConditions ?? []).isEmpty || !(status.soundConditions ?? []).isEmpty)
+        gpio.show(recording: state.isRecording, error: state.isError,
+                  attention: conditions.attention)
     }
 
+    /// Into the error state for `message`, keeping a recording still being
+    /// finalized. A retry that fails the same way is not news.
     func fail(_ message: String, reason: ErrorReason) {
-        // A retry that fails the same way is not news.
-        if status.lastError != message || state != .error {
+        let failure = ServiceFailure(message: message, reason: reason)
+        if state.failure != failure || !state.isError {
             logger.error("\(message)")
             noteError(message, reason: reason)
         }
-        enter(.error)
+        enter(.error(failure, recording: nil))
     }
 
     func noteError(_ message: String, reason: ErrorReason) {
@@ -263,24 +250,30 @@ public actor RecorderService {
     }
 
     var statusLine: String {
-        var line = state.rawValue
+        var line = state.name
         if let file = recording?.file { line += " " + (file as NSString).lastPathComponent }
-        if let e = status.lastError, state == .error { line += ": " + e }
+        if case .error(let f, _) = state { line += ": " + f.message }
         return line
     }
 
+    /// What `obscura status` shows: the counters, with what the state, the
+    /// camera, the live view and the settings say now.
     public func currentStatus() -> ServiceStatus {
-        var now = status.snapshot(state: state.rawValue, file: recording?.file,
+        let open = camera.open
+        var now = status.snapshot(state: state.name, file: recording?.file,
                                   elapsedSeconds: recording.map { (clock.now - $0.started).seconds } ?? 0,
-                                  finished: finishedTotals, preview: preview.withLock { $0.map { "\($0.status)" } }.map {
-                                      previewPaused ? "paused under system pressure (\(pressure.level.name)): \($0)" : $0
+                                  finished: totals, preview: preview.withLock { $0.map { "\($0.status)" } }.map {
+                                      open?.previewPaused == true ? "paused under system pressure (\(pressure.level.name)): \($0)" : $0
                                   })
-        now.cameraDown = outages.cameraDown || opened == nil
+        now.board = profile.name
+        now.preRecordSeconds = configuration.preRecordSeconds
+        now.flash = flashMode.rawValue
+        now.cameraDown = outages.cameraDown || open == nil
+        conditions.show(in: &now)
         if live != nil {
             let counts = liveFeed.counts
             (now.liveViewers, now.liveBytes, now.liveSkips) = (counts.viewers, counts.bytes, counts.skips)
         }
         return now
     }
-
 }

@@ -19,29 +19,31 @@ import ObscuraSystem
 extension RecorderService {
     /// Opens the camera (on the camera thread); one opening at a time.
     func openCamera() async {
-        if let opening { return await opening.value }
-        let task = Task { await self.openCameraNow() }
-        opening = task
-        await task.value
-        opening = nil
+        switch camera {
+        case .open: return
+        case .opening(let task): return await task.value
+        case .closed:
+            let task = Task { await self.openCameraNow() }
+            camera = .opening(task)
+            await task.value
+            if case .opening = camera { camera = .closed }
+        }
     }
 
     func openCameraNow() async {
         guard opened == nil else { return }
-        let camera = camera, flash = gpio.flash, preview = preview
+        let setup = setup, flash = gpio.flash, preview = preview
         let made: CameraSetup.Opened
         do {
-            made = try await onCameraThread { try camera.open(flash: flash, preview: preview) }
+            made = try await onCameraThread { try setup.open(flash: flash, preview: preview) }
         } catch {
             return fail("camera: \(error)", reason: .camera)
         }
-        opened = made
-        encodingForViewers = false
+        camera = .open(OpenCamera(made))
         viewersChanged()
-        pace = made.pace
         if pressure.level > .nominal { applyPressure() }
         status.audio = made.audio
-        status.cameraFrameRate = pace?.rate ?? made.pace.rate
+        status.cameraFrameRate = camera.open?.pace.rate ?? made.pace.rate
         status.configuredFrameRate = made.pace.nominal
         status.camera = made.device.uniqueID
         if let stream = made.session.activeConfiguration?.streams.first {
@@ -54,7 +56,7 @@ extension RecorderService {
             for await event in events { await self?.sessionEvent(event) }
         }
         if outages.cameraDown { cameraRestarted() }
-        if state == .error { enter(.idle) }
+        if state.isError { enter(.idle) }
         resumeIfLost()
     }
 
@@ -62,16 +64,14 @@ extension RecorderService {
     /// camera thread, opened afresh by the housekeeping.
     func dropCamera() async {
         guard let dropped = opened else { return }
-        opened = nil
-        liveOutputGone()
+        camera = .closed
         _ = try? await onCameraThread { try dropped.session.stopRunning() }
         dropped.sound?.sampler.end()
     }
 
     /// Which libcamera and which shim drive the camera, once per process.
     func logCameraLayer() {
-        guard !cameraLayerLogged, let layer = CameraLibrary.loaded else { return }
-        cameraLayerLogged = true
+        guard let layer = CameraLibrary.loaded, said.first("camera layer") else { return }
         logger.notice("camera layer: \(layer) (\(CameraManager.libcameraRuntimeVersion); shim built with \(CameraManager.libcameraVersion)'s headers)")
         if let warning = layer.warning { logger.warning("\(warning)") }
     }
@@ -83,7 +83,7 @@ extension RecorderService {
             outages.cameraLost(at: clock.now)
         case .interruptionEnded:
             cameraRestarted()
-            if state == .error, status.lastError?.hasPrefix("camera") == true { enter(.idle) }
+            if state.isError, state.failure?.message.hasPrefix("camera") == true { enter(.idle) }
             resumeIfLost()
         case .runtimeError(let e): noteError(e, reason: .camera)
         default: break
@@ -111,11 +111,11 @@ extension RecorderService {
     /// One housekeeping round of the pace: what the recording in progress
     /// recorded and dropped since the last round decides a step.
     func followPace() {
-        guard var follower = pace, let opened, state == .recording, recording != nil else {
-            pace?.restartWindow()
+        guard var follower = camera.open?.pace, let opened, state.isRecording, recording != nil else {
+            camera.update { $0.pace.restartWindow() }
             return
         }
-        defer { pace = follower }
+        defer { camera.update { $0.pace = follower } }
         let step: RecordingPace.Step?
         do {
             step = try follower.follow(frames: status.frames, dropped: status.droppedFrames, device: opened.device, movie: opened.movie)

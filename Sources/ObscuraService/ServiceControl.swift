@@ -27,7 +27,7 @@ extension RecorderService {
         case .success(.recordStop):
             if (outages.resumeRecording && recording == nil) || outages.encoderDown {
                 _ = cancelPendingResume()
-                if state == .error { enter(.idle) }
+                if state.isError { enter(.idle) }
                 return ControlReply(true, "stopped: the recording will not go on when the stage is back").line
             }
             guard recording != nil else { return ControlReply(false, "not recording").line }
@@ -35,7 +35,7 @@ extension RecorderService {
             return ControlReply(true, "stopped", file: status.lastRecording).line
         case .success(.recordToggle):
             await toggleRecording()
-            return ControlReply(true, state.rawValue, file: recording?.file ?? status.lastRecording).line
+            return ControlReply(true, state.name, file: recording?.file ?? status.lastRecording).line
         case .success(.photo):
             switch await takePhoto() {
             case .success(let path): return ControlReply(true, "photo taken", file: path).line

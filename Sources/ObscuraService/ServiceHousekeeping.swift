@@ -55,13 +55,13 @@ extension RecorderService {
         if let since = outages.cameraSince, opened?.session.isInterrupted == true, clock.now - since > cameraGiveUp {
             logger.warning("the camera has been gone for \(cameraGiveUp): opening it afresh")
             await dropCamera()
-            if state != .error { fail("camera lost", reason: .camera) }
+            if !state.isError { fail("camera lost", reason: .camera) }
         }
-        guard state == .error, !outages.encoderDown else { return }
+        guard state.isError, !outages.encoderDown else { return }
         if opened == nil { await openCamera() }
         // (A session waiting for its lost camera is not one to use yet.)
-        guard state == .error, opened.map({ !$0.session.isInterrupted }) == true else { return }
-        let cameraError = status.lastError?.hasPrefix("camera") == true
+        guard let failure = state.failure, state.isError, opened.map({ !$0.session.isInterrupted }) == true else { return }
+        let cameraError = failure.message.hasPrefix("camera")
         let free = status.storages.first { $0.name == "recordings" }?.freeBytes ?? Int.max
         if cameraError || free >= configuration.minFreeSpaceBytes { enter(.idle) }
     }
@@ -72,15 +72,15 @@ extension RecorderService {
     /// stalls), is not a wedged recorder until `driveHangGrace`: systemd
     /// then restarts the service, which records to the card.
     func keepAlive() async {
-        let recording = state == .recording && opened?.session.isRunning == true
+        let recording = state.isRecording && opened?.session.isRunning == true
         let onHungDrive = recording && self.recording?.onDrive == true
         let waitingOnDrive = onHungDrive ? await storage.driveHangsWithinGrace : false
         let wait = recording ? opened?.movie.storageWait : nil
-        if let (warning, line) = storageWait.look(wait) {
+        if let (warning, line) = watchdog.storageWait.look(wait) {
             if warning { logger.warning("\(line)") } else { logger.notice("\(line)") }
         }
         let waiting = waitingOnDrive || wait.map { $0 < StorageTargets.driveHangGrace } == true
-        let wedge = liveness.look(written: recording && !waiting ? opened?.movie.progress.frames ?? 0 : nil,
+        let wedge = watchdog.liveness.look(written: recording && !waiting ? opened?.movie.progress.frames ?? 0 : nil,
                                   delivered: opened?.session.deliveredFrameCount ?? 0, now: clock.now)
         if let wedge {
             logger.error("the recording has not advanced for \(wedge.stalled) while the camera delivered \(wedge.delivered) frames; no watchdog keep-alive")
@@ -109,8 +109,7 @@ extension RecorderService {
             logger.notice("renamed \(old) to \((new as NSString).lastPathComponent): the clock is now known")
             if status.lastRecording == old { status.lastRecording = new }
         }
-        for problem in result.problems where !reportedRenameProblems.contains(problem) {
-            reportedRenameProblems.insert(problem)
+        for problem in result.problems where said.first(problem) {
             logger.warning("\(problem)")
         }
     }
@@ -118,9 +117,7 @@ extension RecorderService {
     /// The metrics file, every `metrics.interval_seconds`. A file that
     /// cannot be written is said once (naming the key), and recording goes on.
     func writeMetrics() async {
-        guard let metricsFile else { return }
-        if let last = metricsWritten, clock.now - last < .seconds(configuration.metricsInterval) { return }
-        metricsWritten = clock.now
+        guard let metricsFile = metrics?.file, metrics?.due(at: clock.now) == true else { return }
         let text = currentStatus().metricsText
         do {
             try await onFileThread { try metricsFile.write(text) }

@@ -38,25 +38,19 @@ extension RecorderService {
 
     /// Keeps the encoder running while someone watches and nothing records.
     func viewersChanged() {
-        guard let opened, !stopping else { return }
-        let watched = liveFeed.hasViewers
-        if watched, !encodingForViewers, !opened.movie.isPreRecording {
+        guard let open = camera.open, !stopping else { return }
+        let opened = open.opened, watched = liveFeed.hasViewers
+        if watched, !open.encodingForViewers, !opened.movie.isPreRecording {
             do {
                 try opened.movie.armPreRecording(duration: .seconds(1), byteLimit: 1 << 20,
-                                                 settings: camera.movieSettings(opened.device, frameRate: opened.frameRate))
-                encodingForViewers = true
+                                                 settings: setup.movieSettings(opened.device, frameRate: opened.frameRate))
+                camera.update { $0.encodingForViewers = true }
             } catch {
                 logger.warning("live view: cannot start the encoder for the viewers: \(error)")
             }
-        } else if !watched, encodingForViewers {
+        } else if !watched, open.encodingForViewers {
             opened.movie.disarmPreRecording()
-            encodingForViewers = false
+            camera.update { $0.encodingForViewers = false }
         }
-    }
-
-    /// The camera's output went away (its session dropped): a new one is
-    /// armed for the viewers when it opens.
-    func liveOutputGone() {
-        encodingForViewers = false
     }
 }

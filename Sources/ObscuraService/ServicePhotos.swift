@@ -23,17 +23,22 @@ extension RecorderService {
             logger.error("cannot take a photo: no camera")
             return .failure(PhotoFailure(message: "cannot take a photo: no camera"))
         }
-        let previous = state
         // What the photo costs a recording in progress: the frames its
         // recorder's queue drops meanwhile (at most what the queue holds, if
         // the photo never holds it up).
-        let recorderDropsBefore = previous == .recording ? opened.movie.queue.drops : nil
+        let recording = state.isRecording
+        let recorderDropsBefore = recording ? opened.movie.queue.drops : nil
         let photoStart = clock.now
-        if previous != .recording { enter(.photo) }
-        defer { if previous != .recording && state == .photo { enter(previous == .starting ? .idle : previous) } }
+        if !recording, !stopping { enter(.photo(then: state)) }
+        defer {
+            // Back to what it was, as it is now (a file it held may have finished meanwhile).
+            if case .photo(let then) = state {
+                if case .starting = then { enter(.idle) } else { enter(then) }
+            }
+        }
         do {
             var settings = PhotoSettings(jpegQuality: 90, flashMode: flashMode, thumbnailSize: PixelSize(width: 160, height: 120))
-            if configuration.overlayOnPhotos { settings.overlay = camera.captionSettings(opened.device) }
+            if configuration.overlayOnPhotos { settings.overlay = setup.captionSettings(opened.device) }
             if configuration.photoRaw {
                 settings.rawPixelFormat = opened.photo.availableRawPhotoPixelFormats.first
                 if settings.rawPixelFormat == nil { logger.warning("photo.raw is set but the camera has no raw stream: JPEG only") }
@@ -68,7 +73,6 @@ extension RecorderService {
 
     public func setFlash(_ mode: FlashMode) {
         flashMode = mode
-        status.flash = mode.rawValue
         gpio.show(flash: mode)
         logger.notice("flash \(mode.rawValue)")
     }

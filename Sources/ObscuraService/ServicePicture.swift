@@ -14,11 +14,10 @@ extension RecorderService {
     func watchPicture(_ opened: CameraSetup.Opened) {
         guard let picture = opened.picture else { return }
         let settings = picture.settings
-        status.pictureWatched = settings.watchedNames
-        if let held = status.pictureConditions, !held.isEmpty {
+        let held = conditions.picture.watch(settings.watchedNames)
+        if !held.isEmpty {
             // A camera opened afresh is watched afresh.
             logger.notice("picture: watched afresh on the camera's new session (\(held.joined(separator: ", ")) no longer declared)")
-            status.pictureConditions = []
             showLEDs()
         }
         let size = opened.session.activeConfiguration?.streams.first?.size
@@ -100,7 +99,7 @@ extension RecorderService {
                                          declared: change.declared, at: change.at, since: change.since,
                                          seen: String(format: "against the scene learned: layout %.2f, contrast %.2f, lost %.0f %%, sharpness %.2f",
                                                       c.layout, c.contrast, c.lostShare * 100, c.sharpness)),
-                         listed: \.pictureConditions, episodes: \.pictureEpisodes)
+                         in: \.picture)
     }
 
     static func described(_ condition: TamperCondition) -> String {
@@ -118,7 +117,7 @@ extension RecorderService {
         conditionChanged(ConditionChange(watch: "picture", name: change.condition.rawValue, described: Self.described(change.condition),
                                          declared: change.declared, at: change.at, since: change.since,
                                          seen: String(format: "mean luma %.1f, detail %.2f", m.mean, m.detail)),
-                         listed: \.pictureConditions, episodes: \.pictureEpisodes)
+                         in: \.picture)
     }
 
     static func described(_ condition: PictureCondition) -> String {

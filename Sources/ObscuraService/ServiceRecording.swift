@@ -22,10 +22,10 @@ extension RecorderService {
         // A press while a lost stage's recording waits to go on cancels it.
         if cancelPendingResume() {
             logger.notice("the recording will not go on when the stage is back (stopped)")
-            if state == .error { enter(.idle) }
+            if state.isError { enter(.idle) }
             return
         }
-        if state == .recording { await stopRecording() } else { await startRecording() }
+        if state.isRecording { await stopRecording() } else { await startRecording() }
     }
 
     @discardableResult
@@ -43,7 +43,7 @@ extension RecorderService {
     }
 
     func startRecordingNow(retry: Bool) async -> String? {
-        guard state != .recording, !stopping, recording == nil else { return recording?.file }
+        guard !state.isRecording, !stopping, recording == nil else { return recording?.file }
         if opened == nil { await openCamera() }
         guard let session = opened?.session else {
             fail("cannot record: no camera", reason: .camera)
@@ -64,7 +64,7 @@ extension RecorderService {
         }
         noteStorageRestarts(await storage.restarts)
         // The actor ran other work meanwhile: look again.
-        guard state != .recording, !stopping, recording == nil else { return recording?.file }
+        guard !state.isRecording, !stopping, recording == nil else { return recording?.file }
         guard let opened else {
             fail("cannot record: no camera", reason: .camera)
             return nil
@@ -79,21 +79,24 @@ extension RecorderService {
         movie.minFreeDiskSpace = target.minFree
         movie.maxRecordedDuration = nil
         do {
-            var settings = camera.movieSettings(opened.device, frameRate: opened.frameRate, partialDirectory: target.incoming)
-            settings.averageBitRate = pressedBitRate(settings.averageBitRate)
+            var settings = setup.movieSettings(opened.device, frameRate: opened.frameRate, partialDirectory: target.incoming)
+            settings.averageBitRate = pressure.bitRate(settings.averageBitRate)
             status.bitRate = settings.averageBitRate
             let events = try movie.startRecording(to: path, settings: settings)
-            recording = RecordingInProgress(file: path, started: clock.now, onDrive: target.onDrive, retry: retry)
+            var begun = RecordingInProgress(file: path, started: clock.now, onDrive: target.onDrive, retry: retry)
+            begun.task = Task { await self.follow(events) }
             // The status shows the recording in progress from its start.
             status.frames = 0
             status.bytes = 0
             status.droppedFrames = 0
             status.skippedFramesTotal = 0
-            if !retry {
-                enter(.recording)
+            if retry {
+                // A try keeps the state it was made in (error, as a rule) until it has packets.
+                enter(state.carrying(begun))
+            } else {
+                enter(.recording(begun))
                 logger.notice("recording \(path)")
             }
-            recording?.task = Task { await self.follow(events) }
             return path
         } catch {
             if !retry { fail("cannot record: \(error)", reason: .recording) }
@@ -116,14 +119,14 @@ extension RecorderService {
                 await storage.trim(onDrive: recording?.onDrive == true)
             case .finished(_, .encoderFailed, let p) where recording?.retry == true && p.frames == 0:
                 // A try while the encoder is down that made nothing: try again.
-                recording = nil
+                state.recordingEnded()
                 scheduleEncoderRetry()
             case .finished(let path, let reason, let p):
                 let ended = recording
-                recording = nil
+                state.recordingEnded()
                 // A try that ended before its file opened (stopped meanwhile): nothing was recorded.
                 if ended?.retry == true && p.frames == 0 { continue }
-                finished(path, reason, p, ended)
+                recordingFinished(path, reason, p, ended)
             case .started(let path):
                 started(path)
             }
@@ -135,22 +138,21 @@ extension RecorderService {
         if recording?.firstFrameSaid == false, let zero = opened?.movie.progress.timeZeroNanoseconds {
             // The wall-clock time of the first frame (what its caption
             // shows, and every later frame's time follows from the file's).
-            recording?.firstFrameSaid = true
+            state.updateRecording { $0.firstFrameSaid = true }
             let format = ISO8601DateFormatter()
             format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
             let wall = SystemClock.wallClock(ofMonotonic: zero)
             logger.info("recording \(path): first frame taken at \(format.string(from: wall)) (\(String(format: "%.6f", wall.timeIntervalSince1970)) s)")
         }
         if let r = recording, r.retry {
-            recording?.retry = false
+            state.updateRecording { $0.retry = false }
             encoderRestarted()
-            enter(.recording)
+            if let going = recording { enter(.recording(going)) }
             let took = (clock.now - r.started).seconds
             logger.notice("recording goes on after the encoder's failure: \(path) (its first packet \(String(format: "%.2f", took)) s after the file was opened)")
         }
         // One line: which encoder, how frames reach it, and why it was chosen.
-        if let p = opened?.movie.progress, !p.encoder.isEmpty, p.encoder != lastEncoderLine {
-            lastEncoderLine = p.encoder
+        if let p = opened?.movie.progress, !p.encoder.isEmpty, said.changed("encoder", to: p.encoder) {
             logger.info("encoder \(p.encoder); frames \(p.path) [\(p.encoderChoice)]")
         }
     }
@@ -167,12 +169,9 @@ extension RecorderService {
         status.skippedFramesTotal = p.skippedFrames
     }
 
-    func finished(_ path: String, _ reason: RecordingFinishReason, _ p: RecordingProgress, _ ended: RecordingInProgress?) {
+    func recordingFinished(_ path: String, _ reason: RecordingFinishReason, _ p: RecordingProgress, _ ended: RecordingInProgress?) {
         take(p)
-        finishedTotals.frames += p.frames
-        finishedTotals.bytes += p.bytes
-        finishedTotals.dropped += p.droppedFrames
-        finishedTotals.skipped += p.skippedFrames
+        totals.add(frames: p.frames, bytes: p.bytes, dropped: p.droppedFrames, skipped: p.skippedFrames)
         status.recordings += 1
         status.lastRecording = path
         let seconds = String(format: "%.1f", p.duration.seconds)
@@ -195,13 +194,13 @@ extension RecorderService {
         }
         let storage = storage
         Task { await storage.trimCard() }
-        recordingFinished(reason, frames: p.frames)
+        recordingEnded(reason, frames: p.frames)
     }
 
-    func recordingFinished(_ reason: RecordingFinishReason, frames: Int) {
+    func recordingEnded(_ reason: RecordingFinishReason, frames: Int) {
         switch reason {
         case .stopped, .maximumDurationReached, .maximumFileSizeReached, .sessionStopped:
-            if state == .recording { enter(.idle) }
+            if case .continuing = state { enter(.idle) }
         case .diskFull:
             status.recordingsFailed += 1
             fail("disk full: the recording was finalized", reason: .storage)
@@ -239,7 +238,7 @@ extension RecorderService {
             return fail("recording failed: \(reason)", reason: .recording)
         }
         noteStorageRestarts(await storage.restarts)
-        if state == .recording { enter(.idle) }
+        if case .continuing = state { enter(.idle) }
         if let path = await startRecording() {
             logger.notice("recording goes on on the SD card after the drive went away: \(path)")
         }
@@ -251,7 +250,7 @@ extension RecorderService {
         switch await storage.followDrive(recordingOnIt: recording?.onDrive == true) {
         case .goneUnderRecording?:
             guard recording?.onDrive == true else { return }
-            recording?.driveRemoved = true
+            state.updateRecording { $0.driveRemoved = true }
             opened?.movie.stopRecording()
         case .unwritable(let message)?:
             noteError(message, reason: .drive)
@@ -261,7 +260,7 @@ extension RecorderService {
 
     func scheduleEncoderRetry() {
         guard outages.encoderDown, !stopping else { return }
-        encoderRetry = Task { [weak self, clock] in
+        outages.encoderRetry = Task { [weak self, clock] in
             try? await clock.sleep(for: Self.encoderRetryInterval)
             guard !Task.isCancelled else { return }
             await self?.retryEncoder()
@@ -288,8 +287,6 @@ extension RecorderService {
     func cancelPendingResume() -> Bool {
         let (cancelled, encoder) = outages.cancelWaiting()
         if encoder {
-            encoderRetry?.cancel()
-            encoderRetry = nil
             if recording?.retry == true { opened?.movie.stopRecording() }
         }
         return cancelled

@@ -10,14 +10,13 @@ extension RecorderService {
     /// Follows `opened`'s microphone until its session stops.
     func listenToSound(_ opened: CameraSetup.Opened) {
         guard let sound = opened.sound else {
-            status.soundWatched = nil
+            _ = conditions.sound.watch(nil)
             return
         }
         let settings = sound.settings
-        status.soundWatched = settings.watched.map(\.rawValue).sorted()
-        if let held = status.soundConditions, !held.isEmpty {
+        let held = conditions.sound.watch(settings.watched.map(\.rawValue).sorted())
+        if !held.isEmpty {
             logger.notice("sound: listened to afresh on the camera's new session (\(held.joined(separator: ", ")) no longer declared)")
-            status.soundConditions = []
             showLEDs()
         }
         let samples = sound.sampler.samples
@@ -44,7 +43,7 @@ extension RecorderService {
     func soundChanged(_ change: SoundHealth.Change) {
         conditionChanged(ConditionChange(watch: "sound", name: change.condition.rawValue, described: Self.described(change.condition),
                                          declared: change.declared, at: change.at, since: change.since, seen: Self.heard(change.measure)),
-                         listed: \.soundConditions, episodes: \.soundEpisodes)
+                         in: \.sound)
     }
 
     static func heard(_ m: SoundMeasure) -> String {

@@ -111,9 +111,6 @@ public struct ServiceStatus: Sendable, Codable, Equatable {
 }
 
 extension ServiceStatus {
-    /// Totals of the recordings finished since the start.
-    typealias Totals = (frames: Int, bytes: Int, dropped: Int, skipped: Int)
-
     mutating func noteError(_ message: String, reason: ErrorReason, at time: Date) {
         lastError = message
         lastErrorTime = time.timeIntervalSince1970
@@ -124,7 +121,7 @@ extension ServiceStatus {
     /// What `obscura status` shows: this record with the recording in
     /// progress (`file`, nil when none: its counters zero) and the totals of
     /// those finished added in.
-    func snapshot(state: String, file: String?, elapsedSeconds: Double, finished: Totals, preview: String?) -> ServiceStatus {
+    func snapshot(state: String, file: String?, elapsedSeconds: Double, finished: RecordingTotals, preview: String?) -> ServiceStatus {
         var s = self
         s.state = state
         s.file = file

@@ -11,6 +11,8 @@ struct StageOutages: Sendable {
     private(set) var encoderSince: Instant?
     /// A recording the camera's loss ended: it goes on when the camera is back.
     var resumeRecording = false
+    /// The next try of a recording while the encoder is down.
+    var encoderRetry: Task<Void, Never>?
 
     var cameraDown: Bool { cameraSince != nil }
     var encoderDown: Bool { encoderSince != nil }
@@ -44,6 +46,8 @@ struct StageOutages: Sendable {
         let cancelled = resumeRecording || encoder
         resumeRecording = false
         encoderSince = nil
+        encoderRetry?.cancel()
+        encoderRetry = nil
         return (cancelled, encoder)
     }
 }
