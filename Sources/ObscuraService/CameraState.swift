@@ -5,21 +5,21 @@
 enum CameraState: Sendable {
     case closed
     case opening(Task<Void, Never>)
-    case open(OpenCamera)
+    case ready(OpenCamera)
 
     var opened: CameraSetup.Opened? {
-        if case .open(let c) = self { c.opened } else { nil }
+        if case .ready(let c) = self { c.opened } else { nil }
     }
 
     var open: OpenCamera? {
-        if case .open(let c) = self { c } else { nil }
+        if case .ready(let c) = self { c } else { nil }
     }
 
     /// The open camera's own state changed in place; nothing when closed.
     mutating func update(_ change: (inout OpenCamera) -> Void) {
-        guard case .open(var c) = self else { return }
+        guard case .ready(var c) = self else { return }
         change(&c)
-        self = .open(c)
+        self = .ready(c)
     }
 }
 

@@ -20,7 +20,7 @@ extension RecorderService {
     /// Opens the camera (on the camera thread); one opening at a time.
     func openCamera() async {
         switch camera {
-        case .open: return
+        case .ready: return
         case .opening(let task): return await task.value
         case .closed:
             let task = Task { await self.openCameraNow() }
@@ -39,7 +39,7 @@ extension RecorderService {
         } catch {
             return fail("camera: \(error)", reason: .camera)
         }
-        camera = .open(OpenCamera(made))
+        camera = .ready(OpenCamera(made))
         viewersChanged()
         if pressure.level > .nominal { applyPressure() }
         status.audio = made.audio
