@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import ObscuraFiles
 import ObscuraHealth
 
@@ -48,5 +49,33 @@ struct SceneReferenceStore: Sendable {
         encoder.outputFormatting = [.sortedKeys]
         let data = try encoder.encode(Saved(camera: camera, width: width, height: height, reference: reference))
         try DurableFile.write(Array(data), to: path, via: path + ".tmp", mode: 0o640)
+    }
+}
+
+/// Saves the tampering watch's reference: once it is first learned,
+/// then every `every` (a restart loses at most that much learning), and
+/// when the session ends. On the health thread (the fsync included).
+struct SceneReferenceSaver {
+    let store: SceneReferenceStore?
+    let logger: Logger
+    var learned: Bool
+    var savedAt: UInt64?
+    static let every: UInt64 = 300_000_000_000
+
+    mutating func looked(_ tamper: TamperWatch, at time: UInt64) {
+        guard store != nil, tamper.isLearned else { return }
+        if !learned {
+            learned = true
+            logger.notice("picture: the scene is learned; tampering is judged against it from now")
+        }
+        guard let savedAt else { savedAt = time; save(tamper); return }
+        if time >= savedAt &+ Self.every { self.savedAt = time; save(tamper) }
+    }
+
+    func save(_ tamper: TamperWatch) {
+        guard let store, tamper.reference.looks > 0 else { return }
+        do { try store.save(tamper.reference) } catch {
+            logger.warning("picture: the scene's reference could not be saved: \(error)")
+        }
     }
 }

@@ -54,21 +54,6 @@ struct HealthConditions: Sendable, Equatable {
 /// declared) and in the recording's marks, listed in `obscura status` with
 /// its episodes counted (the metrics read them there), shown on the LED.
 extension RecorderService {
-    struct ConditionChange {
-        /// "picture" or "sound".
-        let watch: String
-        let name: String
-        /// The condition in words, for when it is declared.
-        let described: String
-        let declared: Bool
-        /// When it was decided (ns, the frames' or the samples' clock).
-        let at: UInt64
-        /// Declared: when it began; cleared: how long it lasted (ns).
-        let since: UInt64
-        /// What was measured, in words.
-        let seen: String
-    }
-
     func conditionChanged(_ change: ConditionChange, in watch: WritableKeyPath<HealthConditions, WatchedConditions>) {
         conditions[keyPath: watch].change(change.name, declared: change.declared)
         let said: String

@@ -13,7 +13,7 @@ extension RecorderService {
         let logger = logger
         do {
             live = try LiveServer(path: configuration.liveSocket, feed: liveFeed, codec: configuration.codec.rawValue) { [weak self] change in
-                Self.journal(change, logger)
+                change.journal(logger)
                 Task { await self?.viewersChanged() }
             }
             if let note = live?.accessNote { logger.warning("live view: \(note)") }
@@ -21,18 +21,6 @@ extension RecorderService {
             // The recorder goes on without it; the status says why.
             logger.error("live view: cannot serve on \(configuration.liveSocket): \(error)")
             noteError("live view: \(error)", reason: .recording)
-        }
-    }
-
-    /// A view's start and end in the journal, naming who watched.
-    static func journal(_ change: LiveServer.ViewerChange, _ logger: Logger) {
-        switch change {
-        case .came(let name):
-            logger.notice("live view started: \(name)")
-        case .went(let name, let counts):
-            logger.notice("live view ended: \(name) (\(counts.viewers) still watching)")
-        case .refused(let name, let why):
-            logger.warning("live view refused: \(name): \(why)")
         }
     }
 
@@ -51,6 +39,20 @@ extension RecorderService {
         } else if !watched, open.encodingForViewers {
             opened.movie.disarmPreRecording()
             camera.update { $0.encodingForViewers = false }
+        }
+    }
+}
+
+extension LiveServer.ViewerChange {
+    /// A view's start and end in the journal, naming who watched.
+    func journal(_ logger: Logger) {
+        switch self {
+        case .came(let name):
+            logger.notice("live view started: \(name)")
+        case .went(let name, let counts):
+            logger.notice("live view ended: \(name) (\(counts.viewers) still watching)")
+        case .refused(let name, let why):
+            logger.warning("live view refused: \(name): \(why)")
         }
     }
 }

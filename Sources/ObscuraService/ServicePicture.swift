@@ -32,7 +32,7 @@ extension RecorderService {
             if let note = loaded?.note { logger.warning("picture: \(note)") }
             var tamper = TamperWatch(settings: settings.tamper, columns: settings.grid.columns, rows: settings.grid.rows,
                                      reference: loaded?.reference)
-            var saver = ReferenceSaver(store: store, logger: logger, learned: tamper.isLearned)
+            var saver = SceneReferenceSaver(store: store, logger: logger, learned: tamper.isLearned)
             var measured: UInt64?
             for await sample in samples {
                 let changes = health.look(points: sample.points, at: sample.time)
@@ -54,34 +54,6 @@ extension RecorderService {
         }
     }
 
-    /// Saves the tampering watch's reference: once it is first learned,
-    /// then every `every` (a restart loses at most that much learning), and
-    /// when the session ends. On the health thread (the fsync included).
-    struct ReferenceSaver {
-        let store: SceneReferenceStore?
-        let logger: Logger
-        var learned: Bool
-        var savedAt: UInt64?
-        static let every: UInt64 = 300_000_000_000
-
-        mutating func looked(_ tamper: TamperWatch, at time: UInt64) {
-            guard store != nil, tamper.isLearned else { return }
-            if !learned {
-                learned = true
-                logger.notice("picture: the scene is learned; tampering is judged against it from now")
-            }
-            guard let savedAt else { savedAt = time; save(tamper); return }
-            if time >= savedAt &+ Self.every { self.savedAt = time; save(tamper) }
-        }
-
-        func save(_ tamper: TamperWatch) {
-            guard let store, tamper.reference.looks > 0 else { return }
-            do { try store.save(tamper.reference) } catch {
-                logger.warning("picture: the scene's reference could not be saved: \(error)")
-            }
-        }
-    }
-
     func pictureMeasured(_ measure: PictureMeasure, scene: SceneComparison?, learned: Bool?) {
         status.pictureMean = (measure.mean * 10).rounded() / 10
         status.pictureDetail = (measure.detail * 100).rounded() / 100
@@ -93,38 +65,8 @@ extension RecorderService {
     }
 
     /// A tampering condition declared or cleared: said as the picture's are.
-    func tamperChanged(_ change: TamperWatch.Change) {
-        let c = change.comparison
-        conditionChanged(ConditionChange(watch: "picture", name: change.condition.rawValue, described: Self.described(change.condition),
-                                         declared: change.declared, at: change.at, since: change.since,
-                                         seen: String(format: "against the scene learned: layout %.2f, contrast %.2f, lost %.0f %%, sharpness %.2f",
-                                                      c.layout, c.contrast, c.lostShare * 100, c.sharpness)),
-                         in: \.picture)
-    }
-
-    static func described(_ condition: TamperCondition) -> String {
-        switch condition {
-        case .covered: "covered (the scene's structure gone from the whole picture)"
-        case .partlyCovered: "partly_covered (most of the scene covered or sprayed over)"
-        case .defocused: "defocused (the scene as usual, its fine detail lost: out of focus or fogged)"
-        case .redirected: "redirected (another scene than the one learned: the camera moved)"
-        }
-    }
+    func tamperChanged(_ change: TamperWatch.Change) { conditionChanged(ConditionChange(change), in: \.picture) }
 
     /// A condition declared or cleared: said once each way.
-    func pictureChanged(_ change: PictureHealth.Change) {
-        let m = change.measure
-        conditionChanged(ConditionChange(watch: "picture", name: change.condition.rawValue, described: Self.described(change.condition),
-                                         declared: change.declared, at: change.at, since: change.since,
-                                         seen: String(format: "mean luma %.1f, detail %.2f", m.mean, m.detail)),
-                         in: \.picture)
-    }
-
-    static func described(_ condition: PictureCondition) -> String {
-        switch condition {
-        case .dark: "dark (the lens sees almost no light)"
-        case .noDetail: "no_detail (the lens covered, or facing something flat)"
-        case .frozen: "frozen (the same picture while the camera's timestamps run on)"
-        }
-    }
+    func pictureChanged(_ change: PictureHealth.Change) { conditionChanged(ConditionChange(change), in: \.picture) }
 }

@@ -40,21 +40,5 @@ extension RecorderService {
     }
 
     /// A condition declared or cleared: said once each way.
-    func soundChanged(_ change: SoundHealth.Change) {
-        conditionChanged(ConditionChange(watch: "sound", name: change.condition.rawValue, described: Self.described(change.condition),
-                                         declared: change.declared, at: change.at, since: change.since, seen: Self.heard(change.measure)),
-                         in: \.sound)
-    }
-
-    static func heard(_ m: SoundMeasure) -> String {
-        func db(_ v: Double) -> String { v.isFinite ? String(format: "%.1f dBFS", v) : "-inf dBFS" }
-        return "peak \(db(m.peakDBFS)), swing \(db(m.swingDBFS)), clipped \(String(format: "%.2f", m.clippedShare * 100)) %"
-    }
-
-    static func described(_ condition: SoundCondition) -> String {
-        switch condition {
-        case .silent: "silent (the microphone gives digital silence or one level held)"
-        case .clipping: "clipping (the sound hits full scale: too loud, or the gain too high)"
-        }
-    }
+    func soundChanged(_ change: SoundHealth.Change) { conditionChanged(ConditionChange(change), in: \.sound) }
 }
