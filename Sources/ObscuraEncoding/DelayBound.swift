@@ -7,8 +7,8 @@ import Foundation
 /// the libraries account for it: x264 holds the larger of its B-frames and
 /// its rate-control lookahead, one frame per frame thread but the first, its
 /// sync lookahead (one frame when frame threads run), and one frame to time
-/// variable-rate input (kept: rate control follows the camera's timestamps,
-/// not the nominal rate); x265 holds nothing without lookahead, else its
+/// variable-rate input (not when bounded: its rate control then follows the
+/// nominal rate, `force-cfr`); x265 holds nothing without lookahead, else its
 /// lookahead plus its B-frames plus three, and one frame per frame thread but
 /// the first. The bound is reached in this order, each step only when the
 /// one before is not enough:
@@ -18,8 +18,8 @@ import Foundation
 ///    threads, x265's single frame thread with its wavefront rows): all
 ///    cores still work, nothing is held for them (x264's slices encode about
 ///    a tenth slower than its frame threads: bench/encoder-delay);
-/// 4. fewer B-frames and a shorter lookahead (slower presets, and x265's);
-/// 5. below one frame (x264 at under 1/maxDelay fps): constant-rate timing.
+/// 4. fewer B-frames and a shorter lookahead (slower presets, and x265's),
+///    none at all below one frame.
 struct DelayBound: Equatable {
     /// Options for `x264-params` / `x265-params`; nil: nothing to change.
     let parameters: String?
@@ -81,18 +81,19 @@ struct DelayBound: Equatable {
             }
             return
         }
-        let ahead = max(bframes, lookahead) + 1
+        // Constant-rate timing always, so that the stream's headers are the
+        // same whichever threads run (the recording can change them at a
+        // keyframe: `HeldFramesGovernor`).
+        let ahead = max(bframes, lookahead), timing = "sync-lookahead=0:force-cfr=1"
         if ahead + frameThreads - 1 <= maxFrames {
-            (parameters, heldFrames) = ("sync-lookahead=0", ahead + frameThreads - 1)
+            (parameters, heldFrames) = (timing, ahead + frameThreads - 1)
         } else if maxFrames - ahead + 1 >= max(2, cores) {
-            (parameters, heldFrames) = ("sync-lookahead=0:threads=\(maxFrames - ahead + 1)", maxFrames)
+            (parameters, heldFrames) = ("\(timing):threads=\(maxFrames - ahead + 1)", maxFrames)
         } else if ahead <= maxFrames {
-            (parameters, heldFrames) = ("sync-lookahead=0:sliced-threads=1", ahead)
-        } else if maxFrames >= 1 {
-            let b = min(bframes, maxFrames - 1)
-            (parameters, heldFrames) = ("sync-lookahead=0:sliced-threads=1:bframes=\(b):rc-lookahead=\(maxFrames - 1)", maxFrames)
+            (parameters, heldFrames) = ("\(timing):sliced-threads=1", ahead)
         } else {
-            (parameters, heldFrames) = ("sync-lookahead=0:sliced-threads=1:bframes=0:rc-lookahead=0:force-cfr=1", 0)
+            let b = min(bframes, maxFrames)
+            (parameters, heldFrames) = ("\(timing):sliced-threads=1:bframes=\(b):rc-lookahead=\(maxFrames)", maxFrames)
         }
     }
 }

@@ -42,10 +42,15 @@ public struct VideoEncoderSettings: Sendable, Equatable {
     /// Encoder threads (0: the library decides).
     public var threads: Int
     /// Whether the encoder's delay is bounded, and how tightly (seconds): set,
-    /// it holds no frame back (`maxHeldFrames`); nil: whatever its preset and
-    /// threads make it (frame threads, lookahead, B-frames). What it holds is
-    /// lost when the power goes, so a recording bounds it.
+    /// it holds frames worth at most that at `frameInterval` (`maxHeldFrames`);
+    /// nil: whatever its preset and threads make it (frame threads,
+    /// lookahead, B-frames). What it holds is lost when the power goes, so a
+    /// recording bounds it.
     public var maxDelay: Double?
+    /// The interval frames really come at (seconds, measured from the
+    /// camera's timestamps: `HeldFramesGovernor`); nil: not known yet, and a
+    /// bounded encoder holds no frame.
+    public var frameInterval: Double?
 
     public init(codec: VideoCodec = .h264, size: PixelSize, frameRate: Double, averageBitRate: Int? = nil,
                 maxKeyFrameInterval: Int? = nil, preset: String = "ultrafast", profile: String? = nil,
@@ -62,16 +67,27 @@ public struct VideoEncoderSettings: Sendable, Equatable {
         self.maxDelay = maxDelay
     }
 
-    /// Frames the encoder may hold when its delay is bounded: none. A camera
+    /// Frames the encoder may hold when its delay is bounded: those worth
+    /// `maxDelay` at the interval frames really come at (within a twentieth
+    /// of a frame, for a camera's jitter), never the nominal rate's. A camera
     /// that runs slower than it says, or a recorder starved of CPU, hands the
     /// encoder frames far apart, and each frame held is then a whole interval
     /// that a power cut loses (three frames of a nominal 30 fps were two
-    /// seconds at the 1.5 fps a starved board gave; one frame still a second
-    /// at 1 fps). x264 then works with threads over slices of a frame rather
-    /// than over frames, and times its rate control by the nominal rate
-    /// (`force-cfr`); the file keeps the camera's timestamps.
+    /// seconds at the 1.5 fps a starved board gave). Until the interval is
+    /// measured, none: x264 then works with threads over slices of a frame
+    /// rather than over frames. A bounded x264 times its rate control by the
+    /// nominal rate (`force-cfr`); the file keeps the camera's timestamps.
     public var maxHeldFrames: Int? {
-        maxDelay == nil ? nil : 0
+        guard let maxDelay else { return nil }
+        guard let frameInterval, frameInterval > 0 else { return 0 }
+        return max(0, Int((maxDelay / frameInterval + 0.05).rounded(.down)))
+    }
+
+    /// The options libx264 or libx265 gets to keep to `maxHeldFrames` (nil:
+    /// none, or not bounded): what tells two bounded encoders' threading apart.
+    public var boundParameters: String? {
+        guard let held = maxHeldFrames, codec == .h264 || codec == .hevc else { return nil }
+        return DelayBound(encoder: LibavVideoEncoder.encoderName(for: codec), preset: preset, threads: threads, maxFrames: held).parameters
     }
 }
 
@@ -130,6 +146,8 @@ public final class LibavVideoEncoder: VideoEncoder {
     private let encoderFormat: AVPixelFormat
     /// Most frames the encoder holds as configured (nil: not bounded).
     public private(set) var heldFramesBound: Int?
+    /// The options it was given to keep to that bound (`VideoEncoderSettings.boundParameters`).
+    public private(set) var boundParameters: String?
 
     public static func encoderName(for codec: VideoCodec) -> String {
         switch codec {
@@ -198,6 +216,7 @@ public final class LibavVideoEncoder: VideoEncoder {
                 let bound = DelayBound(encoder: name, preset: settings.preset, threads: settings.threads, maxFrames: held)
                 if let params = bound.parameters { av_dict_set(&options, name == "libx264" ? "x264-params" : "x265-params", params, 0) }
                 heldFramesBound = bound.heldFrames
+                boundParameters = bound.parameters
             }
         }
         if let profile = settings.profile {

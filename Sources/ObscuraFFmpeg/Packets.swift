@@ -61,4 +61,17 @@ public final class CodecParameters: @unchecked Sendable {
         var p: UnsafeMutablePointer<AVCodecParameters>? = parameters
         avcodec_parameters_free(&p)
     }
+
+    /// Whether a stream with `other`'s parameters can follow this one in the
+    /// same track: the same codec, size, profile and level, and the same
+    /// headers (extradata: H.264's SPS and PPS), byte for byte.
+    public func describesSameStream(as other: CodecParameters) -> Bool {
+        let a = parameters.pointee, b = other.parameters.pointee
+        guard a.codec_id == b.codec_id, a.width == b.width, a.height == b.height, a.format == b.format,
+              a.profile == b.profile, a.level == b.level, a.extradata_size == b.extradata_size else { return false }
+        guard a.extradata_size > 0 else { return true }
+        guard let x = a.extradata, let y = b.extradata else { return false }
+        let count = Int(a.extradata_size)
+        return UnsafeBufferPointer(start: x, count: count).elementsEqual(UnsafeBufferPointer(start: y, count: count))
+    }
 }

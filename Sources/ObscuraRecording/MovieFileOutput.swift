@@ -228,6 +228,9 @@ public enum RecordingEvent: Sendable, Equatable {
     /// A segment was completed and has its final name.
     case segmentFinished(path: String)
     case progress(RecordingProgress)
+    /// The software encoder's threads changed with the interval frames come
+    /// at (`HeldFramesGovernor`), at a keyframe: in words, for the log.
+    case encoderRetuned(String)
     case finished(path: String, reason: RecordingFinishReason, RecordingProgress)
 }
 

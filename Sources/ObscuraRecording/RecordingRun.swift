@@ -47,6 +47,10 @@ final class RecordingRun {
     /// CPU time spent inside the encoder's calls (its own threads excluded).
     private var encoderCPU: UInt64 = 0
     private var latency = EncoderLatency()
+    /// The interval frames come at, and the bounded encoder's threading for it.
+    private var heldFrames: HeldFramesGovernor
+    /// Why the encoder's threads could not follow the frames (said once).
+    private var retuneRefused: String?
     /// Frames placed since the last report, and the pts before them.
     private var windowFrames = 0
     private var windowStartPTS: Int64?
@@ -75,6 +79,7 @@ final class RecordingRun {
         self.carry = carry
         self.events = events
         encoder = carry?.encoder
+        heldFrames = HeldFramesGovernor(budget: settings.maxEncoderDelay?.seconds ?? 0)
         timeline = carry?.timeline ?? RecordingTimeline()
         before = (timeline.skippedFrames, timeline.droppedFrames, timeline.thinnedFrames,
                   output.copies.copies, output.copies.frames)
@@ -198,7 +203,7 @@ final class RecordingRun {
     /// The frame placed in the timeline and encoded: its packets and pts,
     /// or nil when it is not recorded (a duplicate, thinned, dropped).
     private func encode(_ frame: VideoFrame) throws -> ([EncodedPacket], Int64)? {
-        let made = try encoder ?? makeEncoder(frame)
+        var made = try encoder ?? makeEncoder(frame)
         if progress.size == nil { describe(made, frame.format, frame.size) }
         // The first frame after a pause follows the last one before it by
         // one usual frame interval.
@@ -210,6 +215,8 @@ final class RecordingRun {
         guard timeline.place(frame, at: pts, dropped: { queue.dropped(after: $0, before: $1) },
                              thinned: { queue.thinned(after: $0, before: $1) }) else { return nil }
         progress.skippedFrames = timeline.skippedFrames - before.skipped
+        heldFrames.frame(at: frame.timestampNanoseconds)
+        if let retuned = try retune(made, frame) { made = retuned }
         if windowStartPTS == nil { windowStartPTS = pts } else { windowFrames += 1 }
         lastPTS = pts
         let forceKeyframe = sink.needsKeyframe(at: pts) || waitingForKeyframe || output.live.wantsKeyframe
@@ -230,6 +237,52 @@ final class RecordingRun {
                                + String(format: " (%.1f s)", latency.oldestWait().seconds))
         }
         return (packets, pts)
+    }
+
+    /// A bounded libx264 or libx265 whose threads no longer fit the interval
+    /// frames come at is replaced at this frame, which the new encoder makes
+    /// a keyframe, so a fragment starts there. The new encoder is made first
+    /// and taken only when its stream's headers are the old one's (else the
+    /// old one goes on, said once); the old one's frames are drained into the
+    /// file before. Nil: the encoder stays.
+    private func retune(_ made: any VideoEncoder, _ frame: VideoFrame) throws -> (any VideoEncoder)? {
+        guard let current = made as? LibavVideoEncoder, current.heldFramesBound != nil,
+              let wanted = heldFrames.retune(settings.encoderSettings(size: frame.size), holding: current.heldFramesBound ?? 0,
+                                             current: current.boundParameters, at: frame.timestampNanoseconds) else { return nil }
+        let next: LibavVideoEncoder
+        do {
+            next = try LibavVideoEncoder(settings: wanted, input: frame.format, encoderName: current.name, copies: output.copies)
+        } catch {
+            refuseRetune("\(current.name) could not be made again for frames every \(Self.milliseconds(wanted.frameInterval)): \(error)")
+            return nil
+        }
+        guard next.codecParameters.describesSameStream(as: current.codecParameters) else {
+            refuseRetune("\(current.name) with \(wanted.boundParameters ?? "its own threads") makes other stream headers")
+            return nil
+        }
+        let drained: [EncodedPacket]
+        do {
+            drained = try current.finish()
+        } catch {
+            throw StageFailure(message: "\(error)")
+        }
+        latency.packetsOut(drained.count)
+        try write(drained, current)
+        encoder = next
+        events.yield(.encoderRetuned("\(current.name): frames every \(Self.milliseconds(wanted.frameInterval)), so it holds at most "
+                                     + "\(next.heldFramesBound ?? 0) (\(wanted.boundParameters ?? "its own threads"); was \(current.heldFramesBound ?? 0), "
+                                     + "\(current.boundParameters ?? "its own threads")), from a keyframe"))
+        return next
+    }
+
+    private func refuseRetune(_ why: String) {
+        guard retuneRefused == nil else { return }
+        retuneRefused = why
+        events.yield(.encoderRetuned("kept as it is: \(why)"))
+    }
+
+    private static func milliseconds(_ seconds: Double?) -> String {
+        seconds.map { String(format: "%.1f ms", $0 * 1000) } ?? "?"
     }
 
     /// Packets for the live viewers, if any: each with its frame's camera time.

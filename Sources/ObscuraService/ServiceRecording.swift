@@ -129,6 +129,8 @@ extension RecorderService {
                 recordingFinished(path, reason, p, ended)
             case .started(let path):
                 started(path)
+            case .encoderRetuned(let said):
+                logger.notice("encoder \(said)")
             }
         }
     }

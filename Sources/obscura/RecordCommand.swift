@@ -309,6 +309,8 @@ struct RecordCommand: AsyncParsableCommand {
                 }
             case .segmentFinished(let path):
                 Log.note("segment finished: \(path)")
+            case .encoderRetuned(let said):
+                Log.note("encoder \(said)")
             case .progress(let p):
                 Log.status(String(format: "recording %.1f s, %d frames, %d KiB, %.1f fps, dropped %d, camera to file ≤ %.2f s (to the encoder %.2f s)",
                                   p.duration.seconds, p.frames, p.bytes / 1024, p.frameRate, p.droppedFrames,

@@ -291,17 +291,21 @@ func processResources() -> (fds: Int, threads: Int, residentKiB: Int) {
                       ("veryfast", 10.0, 0), ("veryfast", 30.0, 2), ("slow", 30.0, 0), ("slow", 10.0, 3),
                       ("ultrafast", 5.0, 0), ("medium", 5.0, 2)])
     func x264HoldsNoMoreThanItsBound(_ preset: String, _ rate: Double, _ threads: Int) throws {
-        var settings = VideoEncoderSettings(size: PixelSize(width: 320, height: 240), frameRate: rate, preset: preset,
-                                            threads: threads, maxDelay: 0.1)
-        let limit = try #require(settings.maxHeldFrames)
-        let (held, bound) = try framesHeld(settings)
-        #expect(held <= limit, "\(preset) at \(rate) fps, threads \(threads): holds \(held) frames, the bound is \(limit)")
-        #expect(bound.map { held <= $0 && $0 <= limit } == true, "estimated \(String(describing: bound)), measured \(held)")
-        // Unbounded, the same encoder holds more (so the bound is what keeps it short).
-        settings.maxDelay = nil
-        if preset != "ultrafast" || threads > 2 {
-            let free = try framesHeld(settings).held
-            #expect(free > limit, "unbounded: \(free) frames")
+        // Before the interval is measured (none held), and with frames at the rate.
+        for interval in [nil, 1 / rate] {
+            var settings = VideoEncoderSettings(size: PixelSize(width: 320, height: 240), frameRate: rate, preset: preset,
+                                                threads: threads, maxDelay: 0.1)
+            settings.frameInterval = interval
+            let limit = try #require(settings.maxHeldFrames)
+            let (held, bound) = try framesHeld(settings)
+            #expect(held <= limit, "\(preset) at \(rate) fps, threads \(threads), \(settings.boundParameters ?? "-"): holds \(held) frames, the bound is \(limit)")
+            #expect(bound.map { held <= $0 && $0 <= limit } == true, "estimated \(String(describing: bound)), measured \(held)")
+            // Unbounded, the same encoder holds more (so the bound is what keeps it short).
+            settings.maxDelay = nil
+            if preset != "ultrafast" || threads > limit + 1 {
+                let free = try framesHeld(settings).held
+                #expect(free > limit, "unbounded: \(free) frames")
+            }
         }
     }
 
@@ -311,13 +315,15 @@ func processResources() -> (fds: Int, threads: Int, residentKiB: Int) {
         func params(_ preset: String, _ maxFrames: Int) -> String? {
             DelayBound(encoder: "libx264", preset: preset, threads: 0, maxFrames: maxFrames, cores: 4).parameters
         }
-        #expect(params("ultrafast", 6) == "sync-lookahead=0")                            // 60 fps: its 6 frame threads fit
-        #expect(params("ultrafast", 4) == "sync-lookahead=0:threads=4")                  // 40 fps
-        #expect(params("ultrafast", 3) == "sync-lookahead=0:sliced-threads=1")           // 30 fps
-        #expect(params("ultrafast", 1) == "sync-lookahead=0:sliced-threads=1")           // 10 fps
-        #expect(params("veryfast", 3) == "sync-lookahead=0:sliced-threads=1:bframes=2:rc-lookahead=2")
-        #expect(params("ultrafast", 0) == "sync-lookahead=0:sliced-threads=1:bframes=0:rc-lookahead=0:force-cfr=1")
-        #expect(DelayBound(encoder: "libx264", preset: "ultrafast", threads: 0, maxFrames: 12, cores: 4).heldFrames == 6)
+        let t = "sync-lookahead=0:force-cfr=1"
+        #expect(params("ultrafast", 6) == t)                                 // 60 fps: its 6 frame threads fit
+        #expect(params("ultrafast", 4) == "\(t):threads=5")                  // 40 fps
+        #expect(params("ultrafast", 3) == "\(t):threads=4")                  // 30 fps: one per core
+        #expect(params("ultrafast", 1) == "\(t):sliced-threads=1")           // 10 fps
+        #expect(params("veryfast", 3) == "\(t):sliced-threads=1:bframes=3:rc-lookahead=3")
+        #expect(params("ultrafast", 0) == "\(t):sliced-threads=1")           // not measured yet, or frames far apart
+        #expect(params("veryfast", 0) == "\(t):sliced-threads=1:bframes=0:rc-lookahead=0")
+        #expect(DelayBound(encoder: "libx264", preset: "ultrafast", threads: 0, maxFrames: 12, cores: 4).heldFrames == 5)
     }
 
     @Test(arguments: [("ultrafast", 10.0), ("ultrafast", 30.0), ("medium", 30.0), ("medium", 50.0), ("slow", 60.0)])

@@ -1,0 +1,143 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import ObscuraEncoding
+import ObscuraCapture
+import ObscuraMedia
+import ObscuraRecording
+
+/// A frame of a moving gradient at `nanoseconds` of the camera's clock.
+private func gradient(_ index: Int, at nanoseconds: UInt64, size: PixelSize = PixelSize(width: 320, height: 240)) -> VideoFrame {
+    let info = PixelFormat.yuv420.info!
+    var planes: [FramePlane] = []
+    for p in info.planes.indices {
+        let stride = info.stride(plane: p, width: size.width)
+        let length = stride * info.rows(plane: p, height: size.height)
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: length, alignment: 64)
+        let bytes = memory.assumingMemoryBound(to: UInt8.self)
+        for i in 0..<length { bytes[i] = UInt8(truncatingIfNeeded: (i % stride) + index * 3 + p * 40) }
+        planes.append(FramePlane(base: UnsafeRawPointer(memory), stride: stride, length: length))
+    }
+    nonisolated(unsafe) let toFree = planes.map { UnsafeMutableRawPointer(mutating: $0.base) }
+    return VideoFrame(format: .yuv420, size: size, planes: planes, sequence: UInt32(index), timestampNanoseconds: nanoseconds,
+                      release: { toFree.forEach { $0.deallocate() } })
+}
+
+/// The encoder's held frames follow the interval frames really come at:
+/// frame threads while they come often, slices when they come far apart.
+@Suite struct HeldFramesTests {
+    /// Four threads asked for, so that what is chosen does not depend on
+    /// this machine's cores.
+    let settings = VideoEncoderSettings(size: PixelSize(width: 320, height: 240), frameRate: 30, preset: "ultrafast",
+                                        threads: 4, maxDelay: 0.1)
+
+    private func sliced(_ parameters: String?) -> Bool { parameters?.contains("sliced-threads=1") == true }
+
+    @Test func theHeldFramesComeFromTheMeasuredIntervalNotTheNominalRate() {
+        var s = settings
+        #expect(s.maxHeldFrames == 0, "not measured yet: none")
+        s.frameInterval = 1.0 / 30
+        #expect(s.maxHeldFrames == 3)
+        s.frameInterval = 0.0334   // a camera's jitter around 30 fps
+        #expect(s.maxHeldFrames == 3)
+        s.frameInterval = 1.0 / 1.5  // a starved board's 1.5 fps, whatever its nominal 30
+        #expect(s.maxHeldFrames == 0)
+        s.maxDelay = nil
+        #expect(s.maxHeldFrames == nil && s.boundParameters == nil)
+    }
+
+    @Test func theThreadingChangesWithTheMeasuredIntervalBothWays() {
+        var governor = HeldFramesGovernor(budget: 0.1)
+        var current = settings.boundParameters, holding = 0
+        #expect(sliced(current), "\(String(describing: current))")
+        var t: UInt64 = 1_000_000_000
+        var changes: [(at: UInt64, parameters: String?)] = []
+        func frames(_ count: Int, every interval: UInt64) {
+            for _ in 0..<count {
+                t += interval
+                governor.frame(at: t)
+                if let wanted = governor.retune(settings, holding: holding, current: current, at: t) {
+                    current = wanted.boundParameters
+                    holding = wanted.maxHeldFrames ?? 0
+                    changes.append((t, current))
+                }
+            }
+        }
+        frames(HeldFramesGovernor.window, every: 33_333_333)
+        #expect(changes.isEmpty, "one frame short of a measure")
+        frames(1, every: 33_333_333)
+        #expect(changes.count == 1 && !sliced(changes.last?.parameters) && holding == 3, "frames every 33 ms: \(changes)")
+        // One late frame (a skip) changes nothing; two frames a second apart: slices at once.
+        frames(1, every: 1_000_000_000)
+        frames(1, every: 33_333_333)
+        #expect(changes.count == 1)
+        frames(2, every: 1_000_000_000)
+        #expect(changes.count == 2 && sliced(changes.last?.parameters) && holding == 0, "\(changes)")
+        frames(10, every: 1_000_000_000)
+        #expect(changes.count == 2)
+        // Back to 30 fps: frame threads again once most of the window has seen it.
+        frames(7, every: 33_333_333)
+        #expect(changes.count == 2)
+        frames(1, every: 33_333_333)
+        #expect(changes.count == 3 && !sliced(changes.last?.parameters), "\(changes)")
+        // Slow again, at once; fast again, not within `settle` of that.
+        frames(2, every: 1_000_000_000)
+        #expect(changes.count == 4 && sliced(changes.last?.parameters), "\(changes)")
+        frames(20, every: 33_333_333)
+        #expect(changes.count == 4 || changes[4].at - changes[3].at >= HeldFramesGovernor.settle, "\(changes)")
+    }
+
+    /// x264's stream headers are the same whichever threads it runs, so a
+    /// recording can change them at a keyframe within one file.
+    @Test func x264sHeadersAreTheSameWithFrameThreadsAndWithSlices() throws {
+        var threaded = settings
+        threaded.frameInterval = 1.0 / 30
+        let a = try LibavVideoEncoder(settings: settings, input: .yuv420)
+        let b = try LibavVideoEncoder(settings: threaded, input: .yuv420)
+        #expect(a.boundParameters != b.boundParameters)
+        #expect(a.codecParameters.describesSameStream(as: b.codecParameters))
+    }
+
+    /// A recording whose frames come every 33 ms, then a second apart, then
+    /// every 33 ms again: its encoder is changed each way at a keyframe, and
+    /// the file holds every frame, decodable.
+    @Test(.timeLimit(.minutes(1))) func aRecordingChangesItsEncodersThreadsAtKeyframesAndKeepsEveryFrame() async throws {
+        let output = MovieFileOutput()
+        let file = scratchPath("held-frames", "retuned.mp4")
+        var movie = MovieSettings()
+        movie.threads = 4
+        let events = try output.startRecording(to: file, settings: movie)
+        var t: UInt64 = 1_000_000_000, index = 0
+        for (count, interval) in [(45, UInt64(33_333_333)), (12, 1_000_000_000), (60, 33_333_333)] {
+            for _ in 0..<count {
+                // One at a time: none is dropped for a full queue.
+                #expect(await waitUntil(within: .seconds(20)) { output.queue.count == 0 }, "the recording took frame \(index - 1)")
+                output.queue.push(gradient(index, at: t))
+                index += 1
+                t += interval
+            }
+        }
+        // One more, taken once the last has gone through (a stop drops a frame just taken).
+        #expect(await waitUntil(within: .seconds(20)) { output.queue.count == 0 }, "the recording took the last frame")
+        output.queue.push(gradient(index, at: t))
+        #expect(await waitUntil(within: .seconds(20)) { output.queue.count == 0 }, "the recording took one more")
+        output.stopRecording()
+        var said: [String] = [], final: RecordingProgress?
+        for await event in events {
+            if case .encoderRetuned(let line) = event { said.append(line) }
+            if case .finished(_, _, let p) = event { final = p }
+        }
+        #expect(said.count == 3, "\(said)")
+        #expect(said.allSatisfy { !$0.hasPrefix("kept as it is") }, "\(said)")
+        // What it changed to is said before "; was".
+        #expect(said.map { $0.components(separatedBy: "; was").first?.contains("sliced-threads=1") == true } == [false, true, false],
+                "frame threads, then slices, then frame threads: \(said)")
+        let video = try ProbedVideo.read(file)
+        let recorded = try #require(final?.frames)
+        #expect(recorded >= index && video.frameCount == recorded, "\(video.frameCount) in the file, \(recorded) said, \(index) sent")
+        #expect(video.isMonotonic)
+        let decoded = try runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_frames",
+                                                 "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", file])
+        #expect(Int(decoded.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) == recorded, "ffprobe decoded: \(decoded.stdout) \(decoded.stderr)")
+    }
+}
