@@ -267,6 +267,7 @@ final class RecordingRun {
             throw StageFailure(message: "\(error)")
         }
         latency.packetsOut(drained.count)
+        share(drained, current)
         try write(drained, current)
         encoder = next
         events.yield(.encoderRetuned("\(current.name): frames every \(Self.milliseconds(wanted.frameInterval)), so it holds at most "
