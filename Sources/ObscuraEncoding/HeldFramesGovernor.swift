@@ -6,15 +6,19 @@
 /// of each frame instead (`DelayBound`).
 ///
 /// Fed each frame's camera time. Fewer frames are held at once when the
-/// last two frames both came far apart (one late frame, a camera's skip, is
-/// not enough): a board that starves holds its old count for two of its
-/// slow frames at most. More are held only when the median of the last
-/// `window` intervals and the last two allow them, and no sooner than `settle` of camera
-/// time after the last change, so a rate that hovers at a step does not
-/// flap. Time is the frames' own; nothing here waits.
+/// last two frames both came far apart, so that what is held is half again
+/// over the budget (one late frame, a camera's skip, is not enough): a board
+/// that starves holds its old count for two of its slow frames at most. More
+/// are held only when the median of the last `window` intervals and the last
+/// two allow them, and no sooner than `settle` of camera time after the last
+/// change, so a rate that hovers at a step does not flap. Time is the
+/// frames' own; nothing here waits.
 public struct HeldFramesGovernor: Sendable {
     public static let window = 15
     public static let settle: UInt64 = 2_000_000_000
+    /// How far over the budget the held frames must be, at the last two
+    /// frames' interval, to be cut at once.
+    public static let overBudget = 1.5
     /// Seconds of media the encoder may hold.
     public let budget: Double
     private var intervals: [UInt64] = []
@@ -60,8 +64,10 @@ public struct HeldFramesGovernor: Sendable {
                                 at nanoseconds: UInt64) -> VideoEncoderSettings? {
         guard settings.maxDelay != nil else { return nil }
         var wanted = settings
-        // Fewer, at once.
-        if let recent = recentInterval {
+        // Fewer, at once, when what it holds is well over the budget at the
+        // last two frames' interval (a camera's jitter, 45 to 75 ms at a
+        // nominal 15 fps, is not: it would change the encoder every `settle`).
+        if let recent = recentInterval, Double(holding) * recent > budget * Self.overBudget {
             wanted.frameInterval = recent
             if let held = wanted.maxHeldFrames, held < holding, wanted.boundParameters != current {
                 changedAt = nanoseconds
