@@ -316,14 +316,15 @@ func processResources() -> (fds: Int, threads: Int, residentKiB: Int) {
             DelayBound(encoder: "libx264", preset: preset, threads: 0, maxFrames: maxFrames, cores: 4).parameters
         }
         let t = "sync-lookahead=0:force-cfr=1"
-        #expect(params("ultrafast", 6) == t)                                 // 60 fps: its 6 frame threads fit
+        #expect(params("ultrafast", 6) == "force-cfr=1")                     // 60 fps: its 6 frame threads and sync lookahead fit
+        #expect(params("ultrafast", 5) == t)                                 // 50 fps: its 6 frame threads fit
         #expect(params("ultrafast", 4) == "\(t):threads=5")                  // 40 fps
         #expect(params("ultrafast", 3) == "\(t):threads=4")                  // 30 fps: one per core
         #expect(params("ultrafast", 1) == "\(t):sliced-threads=1")           // 10 fps
         #expect(params("veryfast", 3) == "\(t):sliced-threads=1:bframes=3:rc-lookahead=3")
         #expect(params("ultrafast", 0) == "\(t):sliced-threads=1")           // not measured yet, or frames far apart
         #expect(params("veryfast", 0) == "\(t):sliced-threads=1:bframes=0:rc-lookahead=0")
-        #expect(DelayBound(encoder: "libx264", preset: "ultrafast", threads: 0, maxFrames: 12, cores: 4).heldFrames == 5)
+        #expect(DelayBound(encoder: "libx264", preset: "ultrafast", threads: 0, maxFrames: 12, cores: 4).heldFrames == 6)
     }
 
     @Test(arguments: [("ultrafast", 10.0), ("ultrafast", 30.0), ("medium", 30.0), ("medium", 50.0), ("slow", 60.0)])
