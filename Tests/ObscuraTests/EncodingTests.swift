@@ -7,8 +7,9 @@ import TestSupport
 @testable import ObscuraMuxing
 import ObscuraFiles
 
-/// Synthetic frames: a gradient that moves one pixel per frame.
-private func makeFrame(_ format: PixelFormat, _ size: PixelSize, index: Int) -> VideoFrame {
+/// Synthetic frames: a gradient that moves one pixel per frame, stamped at
+/// `nanoseconds` of the camera's clock (by default 30 a second from 1 s).
+func makeFrame(_ format: PixelFormat, _ size: PixelSize, index: Int, at nanoseconds: UInt64? = nil) -> VideoFrame {
     let info = format.info!
     var planes: [FramePlane] = []
     for p in info.planes.indices {
@@ -22,7 +23,7 @@ private func makeFrame(_ format: PixelFormat, _ size: PixelSize, index: Int) -> 
     let owned = planes.map { UnsafeMutableRawPointer(mutating: $0.base) }
     nonisolated(unsafe) let toFree = owned
     return VideoFrame(format: format, size: size, planes: planes, sequence: UInt32(index),
-                      timestampNanoseconds: 1_000_000_000 + UInt64(index) * 33_333_333,
+                      timestampNanoseconds: nanoseconds ?? 1_000_000_000 + UInt64(index) * 33_333_333,
                       release: { toFree.forEach { $0.deallocate() } })
 }
 

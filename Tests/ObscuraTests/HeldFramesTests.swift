@@ -7,20 +7,8 @@ import ObscuraMedia
 import ObscuraRecording
 
 /// A frame of a moving gradient at `nanoseconds` of the camera's clock.
-private func gradient(_ index: Int, at nanoseconds: UInt64, size: PixelSize = PixelSize(width: 320, height: 240)) -> VideoFrame {
-    let info = PixelFormat.yuv420.info!
-    var planes: [FramePlane] = []
-    for p in info.planes.indices {
-        let stride = info.stride(plane: p, width: size.width)
-        let length = stride * info.rows(plane: p, height: size.height)
-        let memory = UnsafeMutableRawPointer.allocate(byteCount: length, alignment: 64)
-        let bytes = memory.assumingMemoryBound(to: UInt8.self)
-        for i in 0..<length { bytes[i] = UInt8(truncatingIfNeeded: (i % stride) + index * 3 + p * 40) }
-        planes.append(FramePlane(base: UnsafeRawPointer(memory), stride: stride, length: length))
-    }
-    nonisolated(unsafe) let toFree = planes.map { UnsafeMutableRawPointer(mutating: $0.base) }
-    return VideoFrame(format: .yuv420, size: size, planes: planes, sequence: UInt32(index), timestampNanoseconds: nanoseconds,
-                      release: { toFree.forEach { $0.deallocate() } })
+private func gradient(_ index: Int, at nanoseconds: UInt64) -> VideoFrame {
+    makeFrame(.yuv420, PixelSize(width: 320, height: 240), index: index, at: nanoseconds)
 }
 
 /// The encoder's held frames follow the interval frames really come at:
