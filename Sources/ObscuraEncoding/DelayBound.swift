@@ -10,18 +10,22 @@ import Foundation
 /// variable-rate input (not when bounded: its rate control then follows the
 /// nominal rate, `force-cfr`); x265 holds nothing without lookahead, else its
 /// lookahead plus its B-frames plus three, and one frame per frame thread but
-/// the first. Where all of it fits, x264 keeps its own threads and sync
-/// lookahead (bench/record-vs-ffmpeg on two cores: 0.91x ffmpeg's CPU per
-/// frame with it, 0.99x without). Otherwise the bound is reached in this order,
-/// each step only when the one before is not enough:
+/// the first.
+///
+/// Bounded, neither takes B-frames or a lookahead, whatever the preset: a
+/// recording's encoder starts before the frames' interval is measured,
+/// holding none, and B-frames are in the stream's headers, which a change
+/// of threads at a keyframe must keep (`HeldFramesGovernor`). The frames it
+/// may hold go to threads. Where all of them fit, x264 keeps its own frame
+/// threads and sync lookahead (bench/record-vs-ffmpeg on two cores: 0.91x
+/// ffmpeg's CPU per frame with it, 0.99x without). Otherwise the bound is
+/// reached in this order, each step only when the one before is not enough:
 /// 1. no sync lookahead (x264);
 /// 2. x264: fewer frame threads, while they are still at least one per core;
 /// 3. threads over parts of a frame instead of over frames (x264's sliced
 ///    threads, x265's single frame thread with its wavefront rows): all
 ///    cores still work, nothing is held for them (x264's slices encode about
-///    a tenth slower than its frame threads: bench/encoder-delay);
-/// 4. fewer B-frames and a shorter lookahead (slower presets, and x265's),
-///    none at all below one frame.
+///    a tenth slower than its frame threads: bench/encoder-delay).
 struct DelayBound: Equatable {
     /// Options for `x264-params` / `x265-params`; nil: nothing to change.
     let parameters: String?
@@ -66,40 +70,35 @@ struct DelayBound: Equatable {
          cores: Int = ProcessInfo.processInfo.activeProcessorCount) {
         let (bframes, lookahead) = Self.presetDelay(encoder: encoder, preset: preset)
         let frameThreads = Self.frameThreads(encoder: encoder, threads: threads, cores: cores)
+        // No B-frames and no lookahead, said only where the preset has them.
+        let noLookahead = bframes > 0 || lookahead > 0 ? "bframes=0:rc-lookahead=0" : nil
+        func joined(_ options: String?...) -> String? {
+            let given = options.compactMap { $0 }
+            return given.isEmpty ? nil : given.joined(separator: ":")
+        }
         if encoder == "libx265" {
-            let ahead = lookahead > 0 ? lookahead + bframes + 3 : 0
-            if ahead + frameThreads - 1 <= maxFrames {
-                (parameters, heldFrames) = (nil, ahead + frameThreads - 1)
-            } else if ahead <= maxFrames {
-                (parameters, heldFrames) = ("frame-threads=1", ahead)
-            } else if maxFrames < 4 {
-                // Any lookahead holds four frames or more: none.
-                (parameters, heldFrames) = ("frame-threads=1:bframes=0:rc-lookahead=0", 0)
+            // Without x265's settings in the headers (its "info" SEI names
+            // its frame threads), so that they are the same whichever run.
+            if frameThreads - 1 <= maxFrames {
+                (parameters, heldFrames) = (joined("info=0", noLookahead), frameThreads - 1)
             } else {
-                // The lookahead must be longer than the B-frame runs.
-                let b = min(bframes, (maxFrames - 4) / 2)
-                let l = min(lookahead, maxFrames - 3 - b)
-                (parameters, heldFrames) = ("frame-threads=1:bframes=\(b):rc-lookahead=\(l)", l + b + 3)
+                (parameters, heldFrames) = (joined("info=0:frame-threads=1", noLookahead), 0)
             }
             return
         }
         // Constant-rate timing always, so that the stream's headers are the
         // same whichever threads run (the recording can change them at a
-        // keyframe: `HeldFramesGovernor`).
-        let ahead = max(bframes, lookahead), timing = "sync-lookahead=0:force-cfr=1"
-        // x264's own sync lookahead (its B-frames and one, with frame threads).
-        let sync = frameThreads > 1 ? bframes + 1 : 0
-        if ahead + frameThreads - 1 + sync <= maxFrames {
-            (parameters, heldFrames) = ("force-cfr=1", ahead + frameThreads - 1 + sync)
-        } else if ahead + frameThreads - 1 <= maxFrames {
-            (parameters, heldFrames) = (timing, ahead + frameThreads - 1)
-        } else if maxFrames - ahead + 1 >= max(2, cores) {
-            (parameters, heldFrames) = ("\(timing):threads=\(maxFrames - ahead + 1)", maxFrames)
-        } else if ahead <= maxFrames {
-            (parameters, heldFrames) = ("\(timing):sliced-threads=1", ahead)
+        // keyframe: `HeldFramesGovernor`). The sync lookahead without
+        // B-frames is one frame, with frame threads.
+        let timing = "sync-lookahead=0:force-cfr=1", sync = frameThreads > 1 ? 1 : 0
+        if frameThreads - 1 + sync <= maxFrames {
+            (parameters, heldFrames) = (joined("force-cfr=1", noLookahead), frameThreads - 1 + sync)
+        } else if frameThreads - 1 <= maxFrames {
+            (parameters, heldFrames) = (joined(timing, noLookahead), frameThreads - 1)
+        } else if maxFrames + 1 >= max(2, cores) {
+            (parameters, heldFrames) = (joined(timing, "threads=\(maxFrames + 1)", noLookahead), maxFrames)
         } else {
-            let b = min(bframes, maxFrames)
-            (parameters, heldFrames) = ("\(timing):sliced-threads=1:bframes=\(b):rc-lookahead=\(maxFrames)", maxFrames)
+            (parameters, heldFrames) = (joined(timing, "sliced-threads=1", noLookahead), 0)
         }
     }
 }

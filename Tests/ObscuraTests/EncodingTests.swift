@@ -311,7 +311,7 @@ func processResources() -> (fds: Int, threads: Int, residentKiB: Int) {
     }
 
     /// What a four-core board (a Pi) gets: frame threads while one per core
-    /// fits the budget, else slices.
+    /// fits the budget, else slices; never B-frames or a lookahead.
     @Test func aFourCoreBoardKeepsFrameThreadsOnlyWhereTheyFit() {
         func params(_ preset: String, _ maxFrames: Int) -> String? {
             DelayBound(encoder: "libx264", preset: preset, threads: 0, maxFrames: maxFrames, cores: 4).parameters
@@ -322,7 +322,9 @@ func processResources() -> (fds: Int, threads: Int, residentKiB: Int) {
         #expect(params("ultrafast", 4) == "\(t):threads=5")                  // 40 fps
         #expect(params("ultrafast", 3) == "\(t):threads=4")                  // 30 fps: one per core
         #expect(params("ultrafast", 1) == "\(t):sliced-threads=1")           // 10 fps
-        #expect(params("veryfast", 3) == "\(t):sliced-threads=1:bframes=3:rc-lookahead=3")
+        // The Pi 5's preset: no B-frames or lookahead (the stream starts without them), frame threads.
+        #expect(params("veryfast", 3) == "\(t):threads=4:bframes=0:rc-lookahead=0")
+        #expect(params("veryfast", 6) == "force-cfr=1:bframes=0:rc-lookahead=0")
         #expect(params("ultrafast", 0) == "\(t):sliced-threads=1")           // not measured yet, or frames far apart
         #expect(params("veryfast", 0) == "\(t):sliced-threads=1:bframes=0:rc-lookahead=0")
         #expect(DelayBound(encoder: "libx264", preset: "ultrafast", threads: 0, maxFrames: 12, cores: 4).heldFrames == 6)

@@ -19,7 +19,10 @@ private func gradient(_ index: Int, at nanoseconds: UInt64) -> VideoFrame {
     let settings = VideoEncoderSettings(size: PixelSize(width: 320, height: 240), frameRate: 30, preset: "ultrafast",
                                         threads: 4, maxDelay: 0.1)
 
-    private func sliced(_ parameters: String?) -> Bool { parameters?.contains("sliced-threads=1") == true }
+    /// Threads over parts of a frame: x264's slices, x265's one frame thread.
+    private func sliced(_ parameters: String?) -> Bool {
+        ["sliced-threads=1", "frame-threads=1"].contains { parameters?.contains($0) == true }
+    }
 
     @Test func theHeldFramesComeFromTheMeasuredIntervalNotTheNominalRate() {
         var s = settings
@@ -77,23 +80,48 @@ private func gradient(_ index: Int, at nanoseconds: UInt64) -> VideoFrame {
 
     /// x264's stream headers are the same whichever threads it runs, so a
     /// recording can change them at a keyframe within one file.
-    @Test func x264sHeadersAreTheSameWithFrameThreadsAndWithSlices() throws {
-        var threaded = settings
+    /// (Also at a preset with B-frames, veryfast, the Pi 5's: bounded, it
+    /// takes none, from the start.)
+    @Test(arguments: ["ultrafast", "veryfast"])
+    func x264sHeadersAreTheSameWithFrameThreadsAndWithSlices(_ preset: String) throws {
+        var start = settings
+        start.preset = preset
+        var threaded = start
         threaded.frameInterval = 1.0 / 30
-        let a = try LibavVideoEncoder(settings: settings, input: .yuv420)
+        let a = try LibavVideoEncoder(settings: start, input: .yuv420)
         let b = try LibavVideoEncoder(settings: threaded, input: .yuv420)
-        #expect(a.boundParameters != b.boundParameters)
+        #expect(sliced(a.boundParameters) && !sliced(b.boundParameters), "\(a.boundParameters ?? "-") → \(b.boundParameters ?? "-")")
+        #expect(a.codecParameters.describesSameStream(as: b.codecParameters))
+    }
+
+    /// x265's too: one frame thread while frames come far apart, its frame
+    /// threads at 30 fps, the same stream headers.
+    @Test func x265sHeadersAreTheSameWithFrameThreadsAndWithOne() throws {
+        guard LibavVideoEncoder.availableEncoders().contains("libx265") else { return }
+        var start = settings
+        start.codec = .hevc
+        var threaded = start
+        threaded.frameInterval = 1.0 / 30
+        let a = try LibavVideoEncoder(settings: start, input: .yuv420)
+        let b = try LibavVideoEncoder(settings: threaded, input: .yuv420)
+        #expect(a.boundParameters?.contains("frame-threads=1") == true && b.boundParameters?.contains("frame-threads=1") == false,
+                "\(a.boundParameters ?? "-") → \(b.boundParameters ?? "-")")
         #expect(a.codecParameters.describesSameStream(as: b.codecParameters))
     }
 
     /// A recording whose frames come every 33 ms, then a second apart, then
     /// every 33 ms again: its encoder is changed each way at a keyframe, and
-    /// the file holds every frame, decodable.
-    @Test(.timeLimit(.minutes(1))) func aRecordingChangesItsEncodersThreadsAtKeyframesAndKeepsEveryFrame() async throws {
+    /// the file holds every frame, decodable. With libx264 at ultrafast and
+    /// at veryfast (a preset with B-frames: the Pi 5's), and with libx265.
+    @Test(.timeLimit(.minutes(1)), arguments: [(VideoCodec.h264, "ultrafast"), (.h264, "veryfast"), (.hevc, "ultrafast")])
+    func aRecordingChangesItsEncodersThreadsAtKeyframesAndKeepsEveryFrame(_ codec: VideoCodec, _ preset: String) async throws {
+        guard codec == .h264 || LibavVideoEncoder.availableEncoders().contains("libx265") else { return }
         let output = MovieFileOutput()
-        let file = scratchPath("held-frames", "retuned.mp4")
+        let file = scratchPath("held-frames", "retuned-\(codec)-\(preset).mp4")
         var movie = MovieSettings()
         movie.threads = 4
+        movie.codec = codec
+        movie.preset = preset
         let events = try output.startRecording(to: file, settings: movie)
         var t: UInt64 = 1_000_000_000, index = 0
         for (count, interval) in [(45, UInt64(33_333_333)), (12, 1_000_000_000), (60, 33_333_333)] {
@@ -118,7 +146,7 @@ private func gradient(_ index: Int, at nanoseconds: UInt64) -> VideoFrame {
         #expect(said.count == 3, "\(said)")
         #expect(said.allSatisfy { !$0.hasPrefix("kept as it is") }, "\(said)")
         // What it changed to is said before "; was".
-        #expect(said.map { $0.components(separatedBy: "; was").first?.contains("sliced-threads=1") == true } == [false, true, false],
+        #expect(said.map { sliced($0.components(separatedBy: "; was").first) } == [false, true, false],
                 "frame threads, then slices, then frame threads: \(said)")
         let video = try ProbedVideo.read(file)
         let recorded = try #require(final?.frames)
