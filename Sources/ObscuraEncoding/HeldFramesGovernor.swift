@@ -59,9 +59,12 @@ public struct HeldFramesGovernor: Sendable {
     /// Settings whose bound is worked out from the measured interval, when
     /// they thread the encoder otherwise than `current` (the running
     /// encoder's `boundParameters`, holding `holding` frames); nil: keep the
-    /// encoder as it is.
+    /// encoder as it is. Fewer frames well over the budget come at once (a
+    /// keyframe is made for them); any other change only at `keyframe`, a
+    /// frame the stream makes a keyframe anyway, so the keyframes keep their
+    /// interval.
     public mutating func retune(_ settings: VideoEncoderSettings, holding: Int, current: String?,
-                                at nanoseconds: UInt64) -> VideoEncoderSettings? {
+                                at nanoseconds: UInt64, keyframe: Bool) -> VideoEncoderSettings? {
         guard settings.maxDelay != nil else { return nil }
         var wanted = settings
         // Fewer, at once, when what it holds is well over the budget at the
@@ -74,8 +77,9 @@ public struct HeldFramesGovernor: Sendable {
                 return wanted
             }
         }
-        // Otherwise as the window says (and the last two frames allow), once settled.
-        guard let interval else { return nil }
+        // Otherwise as the window says (and the last two frames allow), once
+        // settled, at a keyframe.
+        guard keyframe, let interval else { return nil }
         if let changedAt, nanoseconds < changedAt &+ Self.settle { return nil }
         wanted.frameInterval = max(interval, recentInterval ?? interval)
         guard wanted.boundParameters != current else { return nil }

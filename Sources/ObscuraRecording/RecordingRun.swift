@@ -51,6 +51,11 @@ final class RecordingRun {
     private var heldFrames: HeldFramesGovernor
     /// Why the encoder's threads could not follow the frames (said once).
     private var retuneRefused: String?
+    /// Frames given to the encoder since its last keyframe, that one
+    /// counted: its own next keyframe comes when this reaches the keyframe
+    /// interval (0: its first frame, a keyframe too). nil: not known (an
+    /// encoder carried over from before the recording).
+    private var sinceKeyframe: Int?
     /// Frames placed since the last report, and the pts before them.
     private var windowFrames = 0
     private var windowStartPTS: Int64?
@@ -216,11 +221,16 @@ final class RecordingRun {
                              thinned: { queue.thinned(after: $0, before: $1) }) else { return nil }
         progress.skippedFrames = timeline.skippedFrames - before.skipped
         heldFrames.frame(at: frame.timestampNanoseconds)
-        if let retuned = try retune(made, frame) { made = retuned }
+        let interval = settings.encoderSettings(size: frame.size).maxKeyFrameInterval
+        if let retuned = try retune(made, frame, keyframe: keyframeDue(every: interval) ?? true) {
+            made = retuned
+            sinceKeyframe = 0
+        }
         if windowStartPTS == nil { windowStartPTS = pts } else { windowFrames += 1 }
         lastPTS = pts
         let forceKeyframe = sink.needsKeyframe(at: pts) || waitingForKeyframe || output.live.wantsKeyframe
         waitingForKeyframe = false
+        if forceKeyframe || keyframeDue(every: interval) == true { sinceKeyframe = 1 } else { sinceKeyframe? += 1 }
         let cpuBefore = Syscalls.threadCPUNanoseconds()
         latency.frameIn(sensorNanoseconds: frame.timestampNanoseconds)
         let packets: [EncodedPacket]
@@ -239,16 +249,23 @@ final class RecordingRun {
         return (packets, pts)
     }
 
+    /// Whether the encoder makes the next frame a keyframe by itself, its
+    /// keyframes `interval` frames apart (nil: not known).
+    private func keyframeDue(every interval: Int) -> Bool? {
+        sinceKeyframe.map { $0 == 0 || $0 >= interval }
+    }
+
     /// A bounded libx264 or libx265 whose threads no longer fit the interval
     /// frames come at is replaced at this frame, which the new encoder makes
     /// a keyframe, so a fragment starts there. The new encoder is made first
     /// and taken only when its stream's headers are the old one's (else the
     /// old one goes on, said once); the old one's frames are drained into the
     /// file before. Nil: the encoder stays.
-    private func retune(_ made: any VideoEncoder, _ frame: VideoFrame) throws -> (any VideoEncoder)? {
+    private func retune(_ made: any VideoEncoder, _ frame: VideoFrame, keyframe: Bool) throws -> (any VideoEncoder)? {
         guard let current = made as? LibavVideoEncoder, current.heldFramesBound != nil,
               let wanted = heldFrames.retune(settings.encoderSettings(size: frame.size), holding: current.heldFramesBound ?? 0,
-                                             current: current.boundParameters, at: frame.timestampNanoseconds) else { return nil }
+                                             current: current.boundParameters, at: frame.timestampNanoseconds,
+                                             keyframe: keyframe) else { return nil }
         let next: LibavVideoEncoder
         do {
             next = try LibavVideoEncoder(settings: wanted, input: frame.format, encoderName: current.name, copies: output.copies)
@@ -298,6 +315,7 @@ final class RecordingRun {
                                               preference: settings.encoders, copies: output.copies)
             let wrapped = output.wrapEncoder.map { $0(made.encoder) } ?? made.encoder
             encoder = wrapped
+            sinceKeyframe = 0
             output.noteEncoderChoice(made.choice)
             return wrapped
         } catch {

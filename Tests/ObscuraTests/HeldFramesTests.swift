@@ -47,7 +47,7 @@ private func gradient(_ index: Int, at nanoseconds: UInt64) -> VideoFrame {
             for _ in 0..<count {
                 t += interval
                 governor.frame(at: t)
-                if let wanted = governor.retune(settings, holding: holding, current: current, at: t) {
+                if let wanted = governor.retune(settings, holding: holding, current: current, at: t, keyframe: true) {
                     current = wanted.boundParameters
                     holding = wanted.maxHeldFrames ?? 0
                     changes.append((t, current))
@@ -76,6 +76,28 @@ private func gradient(_ index: Int, at nanoseconds: UInt64) -> VideoFrame {
         #expect(changes.count == 4 && sliced(changes.last?.parameters), "\(changes)")
         frames(20, every: 33_333_333)
         #expect(changes.count == 4 || changes[4].at - changes[3].at >= HeldFramesGovernor.settle, "\(changes)")
+    }
+
+    /// More frames held only at a frame the stream makes a keyframe anyway
+    /// (the keyframes keep their interval); fewer, well over the budget, at
+    /// once.
+    @Test func moreFramesWaitForAKeyframeFewerDoNot() {
+        var governor = HeldFramesGovernor(budget: 0.1)
+        var t: UInt64 = 1_000_000_000
+        for _ in 0...HeldFramesGovernor.window {
+            t += 33_333_333
+            governor.frame(at: t)
+        }
+        let start = settings.boundParameters
+        #expect(governor.retune(settings, holding: 0, current: start, at: t, keyframe: false) == nil)
+        let more = governor.retune(settings, holding: 0, current: start, at: t, keyframe: true)
+        #expect(more?.maxHeldFrames == 3)
+        for _ in 0..<2 {
+            t += 1_000_000_000
+            governor.frame(at: t)
+        }
+        let fewer = governor.retune(settings, holding: 3, current: more?.boundParameters, at: t, keyframe: false)
+        #expect(fewer?.maxHeldFrames == 0)
     }
 
     /// x264's stream headers are the same whichever threads it runs, so a
