@@ -23,6 +23,14 @@ import Glibc
         try JSONDecoder().decode(ServiceStatus.self, from: Data(try ControlServer.send("status", to: service.socket).utf8))
     }
 
+    /// Waits until the recording's encoder has settled: a bounded encoder
+    /// changes its threads once the frames' interval is measured (15 of
+    /// them), at its next keyframe (30 frames apart here, or a viewer's),
+    /// so by the 75th frame; a test of memory or drops waits for it.
+    private func encoderSettled(_ service: PatternService) -> Bool {
+        waitUntilBlocking(within: .seconds(60), every: .milliseconds(100)) { ((try? status(service).frames) ?? 0) >= 75 }
+    }
+
     /// What the service said (its standard error), once it has stopped.
     private func stopped(_ service: PatternService) -> String {
         service.process.terminate()
@@ -123,6 +131,7 @@ import Glibc
             }
         }
         try #require(waitUntilBlocking(within: .seconds(30), every: .milliseconds(50)) { packets().count >= 30 }, "the viewer got nothing")
+        try #require(encoderSettled(service), "the recording reached 75 frames")
         let before = try residentBytes(service.process.processIdentifier)
         let flowing = packets()
         let bytesPerSecond = Double(flowing.reduce(0) { $0 + $1[4] }) * 1e9 / Double(flowing.last![2] - flowing.first![2])
@@ -173,6 +182,7 @@ import Glibc
         defer { if service.process.isRunning { service.process.terminate() } }
         let socket = dir.path + "/live.sock"
         #expect(try ControlServer.send("record start", to: service.socket).contains("\"ok\":true"))
+        try #require(encoderSettled(service), "the recording reached 75 frames")
         var clients = try (0..<20).map { _ in try RawClient(socket) }
         for (i, client) in clients.enumerated() { client.send("view crowd-\(i)\n") }
         let answers = clients.map { String(decoding: Self.bytes($0.fd, until: 10), as: UTF8.self) }
