@@ -221,8 +221,8 @@ final class RecordingRun {
                              thinned: { queue.thinned(after: $0, before: $1) }) else { return nil }
         progress.skippedFrames = timeline.skippedFrames - before.skipped
         heldFrames.frame(at: frame.timestampNanoseconds)
-        let interval = settings.encoderSettings(size: frame.size).maxKeyFrameInterval
-        if let retuned = try retune(made, frame, keyframe: keyframeDue(every: interval) ?? true) {
+        let wanted = settings.encoderSettings(size: frame.size), interval = wanted.maxKeyFrameInterval
+        if let retuned = try retune(made, frame, wanted, keyframe: keyframeDue(every: interval) ?? true) {
             made = retuned
             sinceKeyframe = 0
         }
@@ -261,9 +261,10 @@ final class RecordingRun {
     /// and taken only when its stream's headers are the old one's (else the
     /// old one goes on, said once); the old one's frames are drained into the
     /// file before. Nil: the encoder stays.
-    private func retune(_ made: any VideoEncoder, _ frame: VideoFrame, keyframe: Bool) throws -> (any VideoEncoder)? {
+    private func retune(_ made: any VideoEncoder, _ frame: VideoFrame, _ encoderSettings: VideoEncoderSettings,
+                        keyframe: Bool) throws -> (any VideoEncoder)? {
         guard let current = made as? LibavVideoEncoder, current.heldFramesBound != nil,
-              let wanted = heldFrames.retune(settings.encoderSettings(size: frame.size), holding: current.heldFramesBound ?? 0,
+              let wanted = heldFrames.retune(encoderSettings, holding: current.heldFramesBound ?? 0,
                                              current: current.boundParameters, at: frame.timestampNanoseconds,
                                              keyframe: keyframe) else { return nil }
         let next: LibavVideoEncoder
