@@ -259,11 +259,12 @@ final class RecordingRun {
     /// frames come at is replaced at this frame, which the new encoder makes
     /// a keyframe, so a fragment starts there. The new encoder is made first
     /// and taken only when its stream's headers are the old one's (else the
-    /// old one goes on, said once); the old one's frames are drained into the
-    /// file before. Nil: the encoder stays.
+    /// old one goes on, said once, and is not made again for the rest of the
+    /// recording); the old one's frames are drained into the file before.
+    /// Nil: the encoder stays.
     private func retune(_ made: any VideoEncoder, _ frame: VideoFrame, _ encoderSettings: VideoEncoderSettings,
                         keyframe: Bool) throws -> (any VideoEncoder)? {
-        guard let current = made as? LibavVideoEncoder, current.heldFramesBound != nil,
+        guard retuneRefused == nil, let current = made as? LibavVideoEncoder, current.heldFramesBound != nil,
               let wanted = heldFrames.retune(encoderSettings, holding: current.heldFramesBound ?? 0,
                                              current: current.boundParameters, at: frame.timestampNanoseconds,
                                              keyframe: keyframe) else { return nil }
