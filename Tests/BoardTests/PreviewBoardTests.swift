@@ -127,8 +127,9 @@ extension VirtualBoardTests {
             .build/debug/obscura preview --pattern --pattern-size 320x240 --destination 320x240+100+50 --background 203040 \
                 --duration 12 --writeback \(folder)/pattern.ppm > \(folder)/pattern.out 2>&1 &
             p=$!
-            sleep 5
-            # The display is taken: a recording with a preview goes on headless.
+            # Once the pattern is on the display, the display is taken: a
+            # recording with a preview goes on headless.
+            for i in $(seq 1200); do grep -q "preview on" \(folder)/pattern.out && break; sleep 0.05; done
             .build/debug/obscura record --preview --duration 2 --size 640x480 --output /tmp/m.mp4 || echo "record failed"
             ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of default=nw=1 /tmp/m.mp4
             echo "pts=$(ffprobe -v error -select_streams v:0 -show_entries packet=pts_time -of csv=p=0 /tmp/m.mp4 | sort -n | tr '\\n' ' ')"

@@ -169,9 +169,16 @@ import TestSupport
                 guard f.count >= 2, let pts = Double(f[1]) else { continue }
                 times[String(f[0]), default: []].append(pts)
             }
-            // A packet lasts until the next; the last video frame one usual interval, the last audio packet one frame.
+            // A packet lasts until the next; the last audio packet one frame.
+            // A segment's picture ends where the next segment's first frame
+            // starts (the boundary, by the camera's clock); the last file's
+            // with its last frame's interval.
             var ends: [String: Double] = [:]
-            if let v = times["video"]?.sorted(), v.count >= 2 { ends["video"] = v[v.count - 1] + (v[v.count - 1] - v[v.count - 2]) }
+            if index + 1 < progress.segmentTimeZeros.count {
+                ends["video"] = Double(progress.segmentTimeZeros[index + 1] - zero) / 1e9
+            } else if let v = times["video"]?.sorted(), v.count >= 2 {
+                ends["video"] = v[v.count - 1] + (v[v.count - 1] - v[v.count - 2])
+            }
             if let a = times["audio"]?.max() { ends["audio"] = a + frame }
             if let video = ends["video"], let audio = ends["audio"] {
                 #expect(abs(audio - video) <= frame + 0.001, "\(path): the sound ends at \(audio) s, the picture at \(video) s")
