@@ -10,15 +10,19 @@
 /// over the budget (one late frame, a camera's skip, is not enough): a board
 /// that starves holds its old count for two of its slow frames at most. More
 /// are held only when the median of the last `window` intervals and the last
-/// two allow them, and no sooner than `settle` of camera time after the last
-/// change, so a rate that hovers at a step does not flap. Time is the
-/// frames' own; nothing here waits.
+/// two allow them, and fewer when that median says so; either no sooner
+/// than `settle` of camera time after the last change, so a rate that
+/// hovers at a step does not flap. Time is the frames' own; nothing here
+/// waits.
 public struct HeldFramesGovernor: Sendable {
     public static let window = 15
     public static let settle: UInt64 = 2_000_000_000
     /// How far over the budget the held frames must be, at the last two
     /// frames' interval, to be cut at once.
     public static let overBudget = 1.5
+    /// How far over the budget the held frames may be, by the window's
+    /// median, before a change at a keyframe makes them fewer.
+    public static let keepWithin = 1.15
     /// Seconds of media the encoder may hold.
     public let budget: Double
     private var intervals: [UInt64] = []
@@ -77,11 +81,21 @@ public struct HeldFramesGovernor: Sendable {
                 return wanted
             }
         }
-        // Otherwise as the window says (and the last two frames allow), once
-        // settled, at a keyframe.
+        // Otherwise as the window says, once settled, at a keyframe. The last
+        // two frames may hold back more frames, never make fewer: two late
+        // frames at a steady 30 fps (34 ms and more, on a loaded machine)
+        // would make it two, and three again `settle` later.
         guard keyframe, let interval else { return nil }
         if let changedAt, nanoseconds < changedAt &+ Self.settle { return nil }
-        wanted.frameInterval = max(interval, recentInterval ?? interval)
+        wanted.frameInterval = interval
+        guard let byWindow = wanted.maxHeldFrames else { return nil }
+        if byWindow > holding, let recent = recentInterval, recent > interval {
+            wanted.frameInterval = recent
+            if let allowed = wanted.maxHeldFrames, allowed < holding { return nil }
+        }
+        // Fewer only once the frames held are clearly over the budget: a
+        // camera a few per cent slow at 30 fps keeps its three.
+        if byWindow < holding, Double(holding) * interval <= budget * Self.keepWithin { return nil }
         guard wanted.boundParameters != current else { return nil }
         changedAt = nanoseconds
         return wanted

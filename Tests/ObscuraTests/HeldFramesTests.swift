@@ -100,6 +100,33 @@ private func gradient(_ index: Int, at nanoseconds: UInt64) -> VideoFrame {
         #expect(fewer?.maxHeldFrames == 0)
     }
 
+    /// Two late frames at a steady 30 fps (a loaded machine: 36 ms each)
+    /// leave three frames held at a keyframe; so does a camera a few per
+    /// cent slow; one at 25 fps (the window's median) makes it two there.
+    @Test func lateFramesAtAKeyframeMakeNoFewerTheWindowDoes() {
+        var governor = HeldFramesGovernor(budget: 0.1)
+        var t: UInt64 = 1_000_000_000
+        func frames(_ count: Int, every interval: UInt64) {
+            for _ in 0..<count {
+                t += interval
+                governor.frame(at: t)
+            }
+        }
+        frames(HeldFramesGovernor.window + 1, every: 33_333_333)
+        let three = governor.retune(settings, holding: 0, current: settings.boundParameters, at: t, keyframe: true)
+        #expect(three?.maxHeldFrames == 3)
+        frames(60, every: 33_333_333)
+        frames(2, every: 36_000_000)
+        #expect(governor.retune(settings, holding: 3, current: three?.boundParameters, at: t, keyframe: true) == nil)
+        // A camera a few per cent slow (every 36 ms: 108 ms held) keeps
+        // three; one at 25 fps (every 40 ms: 120 ms) makes it two there.
+        frames(HeldFramesGovernor.window, every: 36_000_000)
+        #expect(governor.retune(settings, holding: 3, current: three?.boundParameters, at: t, keyframe: true) == nil)
+        frames(HeldFramesGovernor.window, every: 40_000_000)
+        let two = governor.retune(settings, holding: 3, current: three?.boundParameters, at: t, keyframe: true)
+        #expect(two?.maxHeldFrames == 2, "frames every 40 ms: \(String(describing: two?.boundParameters))")
+    }
+
     /// x264's stream headers are the same whichever threads it runs, so a
     /// recording can change them at a keyframe within one file.
     /// (Also at a preset with B-frames, veryfast, the Pi 5's: bounded, it

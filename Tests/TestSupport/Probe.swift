@@ -53,6 +53,16 @@ public struct ProbedVideo: Sendable {
         return Double(frameTimes.count - 1) / (last - first)
     }
 
+    /// The interval the camera gave frames at: the median of the intervals
+    /// between the file's frames, in seconds (a frame the camera skipped or
+    /// the recorder dropped on a loaded machine leaves one longer interval,
+    /// and moves this not at all); nil with fewer than two frames.
+    public var medianFrameInterval: Double? {
+        let sorted = frameTimes.sorted()
+        let intervals = zip(sorted, sorted.dropFirst()).map { $1 - $0 }.sorted()
+        return intervals.isEmpty ? nil : intervals[intervals.count / 2]
+    }
+
     public static func read(_ path: String) throws -> ProbedVideo {
         let stream = try runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0",
                                                 "-show_entries", "stream=codec_name,width,height", "-of", "default=nw=1", path])
