@@ -401,6 +401,19 @@ public final class MovieWriter {
         syncer?.request()
     }
 
+    /// Ends the fragment being built now, rather than at the next keyframe
+    /// or at its length: its frames go to the file (and, encrypted, into
+    /// age's chunks) at once. For a change of encoder, whose first packet
+    /// (a keyframe) comes only once the new one has taken the frames it
+    /// holds: the old one's frames would wait for it.
+    public func endFragmentNow() throws {
+        try storageTookWhatWasSynced()
+        guard context != nil, !finished, fragmentOpen else { return }
+        try endFragment()
+        wholeSoFar()
+        syncWhatWasWritten()
+    }
+
     /// Writes one audio packet (its time base the audio encoder's).
     public func writeAudio(_ packet: EncodedPacket) throws {
         try storageTookWhatWasSynced()

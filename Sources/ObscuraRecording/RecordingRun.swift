@@ -222,7 +222,7 @@ final class RecordingRun {
         progress.skippedFrames = timeline.skippedFrames - before.skipped
         heldFrames.frame(at: frame.timestampNanoseconds)
         let wanted = settings.encoderSettings(size: frame.size), interval = wanted.maxKeyFrameInterval
-        if let retuned = try retune(made, frame, wanted, keyframe: keyframeDue(every: interval) ?? true) {
+        if let retuned = try retune(made, frame, wanted, keyframe: keyframeDue(every: interval) ?? true, pts: pts) {
             made = retuned
             sinceKeyframe = 0
         }
@@ -263,7 +263,7 @@ final class RecordingRun {
     /// recording); the old one's frames are drained into the file before.
     /// Nil: the encoder stays.
     private func retune(_ made: any VideoEncoder, _ frame: VideoFrame, _ encoderSettings: VideoEncoderSettings,
-                        keyframe: Bool) throws -> (any VideoEncoder)? {
+                        keyframe: Bool, pts: Int64) throws -> (any VideoEncoder)? {
         guard retuneRefused == nil, let current = made as? LibavVideoEncoder, current.heldFramesBound != nil,
               let wanted = heldFrames.retune(encoderSettings, holding: current.heldFramesBound ?? 0,
                                              current: current.boundParameters, at: frame.timestampNanoseconds,
@@ -288,10 +288,14 @@ final class RecordingRun {
         latency.packetsOut(drained.count)
         share(drained, current)
         try write(drained, current)
+        // The new encoder gives its first packet only once it holds its
+        // frames: what the old one gave is a fragment of its own now.
+        try output.onStorage { try sink.endFragment() }
         encoder = next
         events.yield(.encoderRetuned("\(current.name): frames every \(Self.milliseconds(wanted.frameInterval)), so it holds at most "
                                      + "\(next.heldFramesBound ?? 0) (\(wanted.boundParameters ?? "its own threads"); was \(current.heldFramesBound ?? 0), "
-                                     + "\(current.boundParameters ?? "its own threads")), from a keyframe"))
+                                     + "\(current.boundParameters ?? "its own threads")), from a keyframe"
+                                     + (sink.isOpen ? String(format: " at %.3f s", Double(pts - sink.fileBase) / 1e6) : "")))
         return next
     }
 

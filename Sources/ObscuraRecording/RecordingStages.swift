@@ -319,6 +319,13 @@ final class SegmentedFileSink {
         try writeMarks(timeline)
     }
 
+    /// The current file's fragment ends now (an encoder is being replaced:
+    /// what the old one gave goes to the file before the new one starts).
+    func endFragment() throws {
+        guard !closedOnError else { return }
+        try writer?.endFragmentNow()
+    }
+
     /// The marks made so far into the file's text track, each at its
     /// frame's time in the file (or the start of the file, for one made
     /// before it began; at a file's end, none after its last frame).
