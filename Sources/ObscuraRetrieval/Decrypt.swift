@@ -22,6 +22,12 @@ public enum Decryption {
         /// An interrupted recording's whole part (nil: not interrupted, or
         /// not a container whose fragments can be told).
         public var whole: WholeFragments.Extent?
+        /// The samples (frames, sound) kept of the torn fragment after the
+        /// whole ones, rebuilt with them (`TornFragment`); 0: none kept.
+        public var salvaged = 0
+        /// The bytes left out after them (those of the torn fragment
+        /// without a sample kept, or the whole torn part).
+        public var leftOut: Int64 = 0
     }
 
     /// The plaintext's name: the file's without `.age` (`x.mp4.age` →
@@ -46,11 +52,12 @@ public enum Decryption {
         do {
             let result = try AgeDecryptor.decrypt(file: path, to: fd, identities: identities, truncated: .allowed)
             let interrupted = result.truncated || output.hasSuffix(".partial")
-            let whole = interrupted ? try cutToWholeFragments(fd, temporary, size: result.plaintextBytes, output: output) : nil
+            let cut = interrupted ? try cutToWholeFragments(fd, temporary, size: result.plaintextBytes, output: output) : nil
             try Syscalls.fsync(fd, path: temporary)
             file.close()
             do { try Syscalls.publish(temporary, as: output) } catch { throw AgeError("\(error)") }
-            return Result(output: output, decryption: result, whole: whole)
+            return Result(output: output, decryption: result, whole: cut?.extent, salvaged: cut?.salvaged ?? 0,
+                          leftOut: cut?.leftOut ?? 0)
         } catch {
             file.close()
             try? Syscalls.remove(temporary)  // (the error said is the decryption's)
@@ -60,16 +67,34 @@ public enum Decryption {
     }
 
     /// Cuts an interrupted recording's plaintext (open as `fd`, `size`
-    /// bytes) back to its last whole fragment or cluster; nil for a
+    /// bytes) back to its last whole fragment or cluster, and the whole
+    /// samples of the torn one after it (rebuilt with them); nil for a
     /// container whose fragments cannot be told.
-    static func cutToWholeFragments(_ fd: Int32, _ temporary: String, size: Int64, output: String) throws -> WholeFragments.Extent? {
+    static func cutToWholeFragments(_ fd: Int32, _ temporary: String, size: Int64, output: String) throws
+        -> (extent: WholeFragments.Extent, salvaged: Int, leftOut: Int64)? {
         let named = output.hasSuffix(".partial") ? String(output.dropLast(8)) : output
+        let read: WholeFragments.Reader = { offset, count in try Syscalls.readAt(fd, offset: offset, count: count, path: temporary) }
         guard let container = MovieContainer(path: named),
-              let extent = try WholeFragments.extent(of: container, size: size, read: { offset, count in
-                  try Syscalls.readAt(fd, offset: offset, count: count, path: temporary)
-              }) else { return nil }
-        if extent.tornBytes > 0 { try Syscalls.truncate(fd, to: extent.wholeBytes, path: temporary) }
-        return extent
+              let extent = try WholeFragments.extent(of: container, size: size, read: read) else { return nil }
+        guard extent.tornBytes > 0 else { return (extent, 0, 0) }
+        guard let kept = try TornFragment.salvage(of: container, extent: extent, size: size, read: read) else {
+            try Syscalls.truncate(fd, to: extent.wholeBytes, path: temporary)
+            return (extent, 0, extent.tornBytes)
+        }
+        try write(kept.bytes, to: fd, at: kept.offset, path: temporary)
+        let end = kept.offset + Int64(kept.bytes.count)
+        try Syscalls.truncate(fd, to: end, path: temporary)
+        return (extent, kept.samples, size - end)
+    }
+
+    private static func write(_ bytes: [UInt8], to fd: Int32, at offset: Int64, path: String) throws(SystemError) {
+        var done = 0
+        let result = bytes.withUnsafeBytes { b in
+            Swift.Result { () throws(SystemError) in
+                try Syscalls.pwriteAll(fd, b.baseAddress!, count: b.count, at: offset, path: path, written: &done)
+            }
+        }
+        try result.get()
     }
 
     /// Identities from an identity file (age-keygen's), errors naming it.
@@ -92,7 +117,10 @@ public enum Decryption {
         }
         if let whole = result.whole {
             let unit = result.output.lowercased().contains(".mkv") ? "cluster" : "fragment"
-            line += whole.fragments == 0
+            line += result.salvaged > 0
+                ? "; cut back to its last whole \(unit) (\(whole.fragments) whole) and \(result.salvaged == 1 ? "the one whole sample" : "the \(result.salvaged) whole samples") "
+                    + "(frames, and sound where there is) of the torn one after it, leaving out \(result.leftOut) bytes"
+                : whole.fragments == 0
                 ? ", before its first whole \(unit) ended: it holds no frame"
                 : whole.tornBytes > 0
                 ? "; cut back to its last whole \(unit) (\(whole.fragments) whole), leaving out the torn \(whole.tornBytes) bytes after it"

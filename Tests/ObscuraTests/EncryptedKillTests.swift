@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import ObscuraAge
+import ObscuraMuxing
 import ObscuraSystem
 import Testing
 import TestSupport
@@ -27,15 +28,20 @@ import TestSupport
 /// - an early kill keeps what it had: once the recorder has reported a
 ///   frame, or the file holds one sealed chunk, something decrypts and plays
 ///   (the first fragment is sealed at once);
-/// - what was lost is at most one second and one chunk's duration before the
-///   last frame count the recorder reported (its progress, every half second).
-///   A chunk's duration is the most frames 64 KiB of this file's own frames
-///   hold (`framesPerChunk`): the pattern's quiet stretches make frames of
-///   under a kilobyte, whose chunk lasts seconds. A kill that left too few
-///   frames to measure that by, and lost more than a second, is counted; most
-///   kills must be measured.
+/// - what was lost since the last frame count the recorder reported (its
+///   progress, every half second) is at most what it promises: the fragment
+///   being built (half a second of frames, one frame more; aligned, twice
+///   that) and, not aligned, the chunk not yet sealed and the frame it cuts
+///   through (the torn fragment before it keeps its whole frames). A chunk's
+///   duration is the most frames 64 KiB of this file's own frames hold
+///   (`framesPerChunk`): the pattern's quiet stretches make frames of under a
+///   kilobyte, whose chunk lasts seconds. A kill that left too few frames to
+///   measure that by, and lost more than the fragment, is counted; most kills
+///   must be measured.
 @Suite(.serialized) struct EncryptedKillTests {
     let obscura = packageRoot + "/.build/debug/obscura"
+    /// `obscura record`'s fragment length (its default).
+    static let fragmentSeconds = 0.5
     static let trials = ProcessInfo.processInfo.environment["OBSCURA_KILL_TRIALS"].flatMap { Int($0) }.map { max($0, 5) } ?? 20
 
     struct Trial: Sendable {
@@ -151,7 +157,7 @@ import TestSupport
         guard let ours = FileManager.default.contents(atPath: plain), let theirs = FileManager.default.contents(atPath: byAge) else { return t }
         t.plainBytes = ours.count
         t.packetSizes = Self.packetSizes(plain)
-        t.ageGivesOursFirst = theirs.count >= ours.count && theirs.prefix(ours.count) == ours
+        t.ageGivesOursFirst = Self.beginsWithTheSameWholeFragments(theirs: theirs, ours: ours, container: container)
         t.ageGivesOurs = theirs == ours
         let (frames, faults) = Self.decodeFaults(plain, container: container)
         t.frames = offset + frames
@@ -165,6 +171,21 @@ import TestSupport
             try? FileManager.default.removeItem(atPath: byAge + "." + container)
         }
         return t
+    }
+
+    /// Whether what `age -d` gave of an interrupted recording (`theirs`)
+    /// and what `obscura decrypt` gave (`ours`) begin with the same whole
+    /// fragments: all that age -d gives up to its last whole fragment is
+    /// ours byte for byte. (After it, age -d's torn fragment; ours keeps
+    /// that fragment's whole frames, rebuilt, or nothing.)
+    static func beginsWithTheSameWholeFragments(theirs: Data, ours: Data, container: String) -> Bool {
+        let bytes = [UInt8](theirs)
+        guard let kind = MovieContainer(pathExtension: container),
+              let whole = WholeFragments.extent(of: kind, size: Int64(bytes.count), read: { offset, count in
+                  Array(bytes[Int(offset)..<min(bytes.count, Int(offset) + count)])
+              }) else { return false }
+        let w = Int(whole.wholeBytes)
+        return ours.count >= w && theirs.prefix(w) == ours.prefix(w)
     }
 
     /// The video packets' sizes in `file`, in order.
@@ -273,11 +294,16 @@ import TestSupport
             guard t.frames > 0 else { early += 1; continue }
             played[t.aligned, default: 0] += 1
             if t.decrypt.contains("leaving out") { cut += 1 }
-            // One second and one chunk's duration, in this file's frames.
-            // (Too few frames to measure a chunk by: checked when a second is enough.)
+            // What the recorder promises (docs/evidence.md), in this file's
+            // frames at the camera's 30 fps: the fragment being built (half a
+            // second; aligned, up to twice that) and a frame interval; not
+            // aligned, also the chunk not yet sealed and the frame it cuts
+            // through (the torn fragment keeps its whole frames before it).
+            // (Too few frames to measure a chunk by: checked when the fragment alone is enough.)
             let perChunk = Self.framesPerChunk(t.packetSizes)
-            if perChunk == nil, Double(t.frames) < Double(t.reported) - (t.fps + 1) { unmeasured += 1; continue }
-            let allowed = t.fps * 1.0 + (perChunk ?? 0) + 1
+            let fragment = Self.fragmentSeconds * (t.aligned ? 2 : 1) * 30 + 1
+            if !t.aligned, perChunk == nil, Double(t.frames) < Double(t.reported) - fragment { unmeasured += 1; continue }
+            let allowed = fragment + (t.aligned ? 0 : (perChunk ?? 0) + 1)
             #expect(Double(t.frames) >= Double(t.reported) - allowed,
                     "\(what): \(t.frames) frames decrypted, \(t.reported) reported, \(String(format: "%.0f", allowed)) may be lost (a chunk holds up to \(String(format: "%.1f", perChunk ?? 0)) of its frames: \(t.packetSizes))")
         }
