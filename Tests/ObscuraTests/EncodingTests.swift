@@ -212,6 +212,38 @@ func processResources() -> (fds: Int, threads: Int, residentKiB: Int) {
         #expect(video.frameCount == 5)
     }
 
+    /// An encoder changed mid-recording: the old one's frames end a
+    /// fragment of their own at once (`endFragmentNow`), in the file before
+    /// the new encoder gives its first packet; the new one's stream goes on
+    /// in the same file, every frame decoded.
+    @Test(arguments: [MovieContainer.mp4, .mov, .mkv])
+    func theOldEncodersFramesReachTheFileWhenItIsReplaced(_ container: MovieContainer) throws {
+        let path = temporaryPath("replaced.\(container.rawValue)")
+        let size = PixelSize(width: 320, height: 240)
+        let settings = VideoEncoderSettings(codec: .h264, size: size, frameRate: 30)
+        let old = try LibavVideoEncoder(settings: settings, input: .nv12)
+        let writer = try MovieWriter(path: path, container: container, video: old.codecParameters,
+                                     fragmentDuration: .milliseconds(500))
+        for i in 0..<8 {
+            for packet in try old.encode(makeFrame(.nv12, size, index: i), ptsMicroseconds: Int64(i) * 33_333) { try writer.write(packet) }
+        }
+        for packet in try old.finish() { try writer.write(packet) }
+        // Eight frames, less than a fragment: only the first (a fragment of its own) is in the file.
+        #expect(MovieReader.countPackets(writer.partialPath)?.video == 1)
+        try writer.endFragmentNow()
+        #expect(MovieReader.countPackets(writer.partialPath)?.video == 8, "the old encoder's frames are in the file at once")
+        try writer.endFragmentNow()  // (nothing more to end: no empty fragment)
+        let next = try LibavVideoEncoder(settings: settings, input: .nv12)
+        for i in 8..<20 {
+            for packet in try next.encode(makeFrame(.nv12, size, index: i), ptsMicroseconds: Int64(i) * 33_333) { try writer.write(packet) }
+        }
+        for packet in try next.finish() { try writer.write(packet) }
+        try writer.finish()
+        let decoded = try ffmpegDecodeErrors(path)
+        #expect(decoded.status == 0 && decoded.stderr.isEmpty, "\(decoded.stderr)")
+        #expect(try ProbedVideo.read(path).frameCount == 20)
+    }
+
     /// Frames that come far apart and unevenly (a starved board) reach the
     /// file as soon as their fragment holds its length, none held back for
     /// the next one's time, and each keeps its own time: the guessed duration
