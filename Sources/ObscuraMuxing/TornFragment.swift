@@ -105,8 +105,8 @@ struct ISOFragment {
 
     init?(_ bytes: [UInt8]) {
         self.bytes = bytes
-        guard let moof = Self.box(bytes, at: 0), moof.type == "moof", let mdat = Self.box(bytes, at: moof.end, partial: true),
-              mdat.type == "mdat" else { return nil }
+        guard let moof = Self.box(bytes, at: 0), moof.type == "moof", moof.header == 8,
+              let mdat = Self.box(bytes, at: moof.end, partial: true), mdat.type == "mdat" else { return nil }
         moofSize = moof.end
         mdatHeader = mdat.header
         guard let inside = Self.boxes(bytes, 8..<moof.end) else { return nil }
@@ -165,7 +165,8 @@ struct ISOFragment {
             case "tfdt":
                 body += bytes[child.range]
             case "trun":
-                guard let run = Trun(bytes, child.range, defaultSize: defaultSize) else { return nil }
+                // (A run whose data is not in this fragment's mdat: not a layout known here.)
+                guard let run = Trun(bytes, child.range, defaultSize: defaultSize), run.dataStart >= moofSize + mdatHeader else { return nil }
                 let kept = run.whole(before: bytes.count)
                 samples += kept.count
                 if kept.count > 0 { end = max(end, kept.end) }
@@ -247,6 +248,8 @@ struct Trun {
     private let flags: UInt32
     private let sizes: [Int]
     private let dataOffset: Int
+    /// Where its first sample's data begins, from the moof's start.
+    var dataStart: Int { dataOffset }
     private let entryLength: Int
     private let entriesStart: Int
 
