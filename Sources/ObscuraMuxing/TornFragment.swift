@@ -139,7 +139,7 @@ struct ISOFragment {
         for traf in trafs {
             var patched = traf.bytes
             for at in traf.offsets {
-                let old = Int32(bitPattern: Self.u32(patched, at))
+                let old = Int32(bitPattern: WholeFragments.bigEndian32(patched, at))
                 Self.put32(&patched, at, UInt32(bitPattern: old - Int32(shift)))
             }
             moof += patched
@@ -184,10 +184,10 @@ struct ISOFragment {
 
     static func box(_ b: [UInt8], at offset: Int, partial: Bool = false) -> (type: String, header: Int, end: Int)? {
         guard offset + 8 <= b.count else { return nil }
-        var length = Int(u32(b, offset)), header = 8
+        var length = Int(WholeFragments.bigEndian32(b, offset)), header = 8
         if length == 1 {
             guard offset + 16 <= b.count else { return nil }
-            length = Int(clamping: (UInt64(u32(b, offset + 8)) << 32) | UInt64(u32(b, offset + 12)))
+            length = Int(clamping: (UInt64(WholeFragments.bigEndian32(b, offset + 8)) << 32) | UInt64(WholeFragments.bigEndian32(b, offset + 12)))
             header = 16
         }
         guard length >= header, partial || offset + length <= b.count else { return nil }
@@ -210,10 +210,6 @@ struct ISOFragment {
         return h
     }
 
-    static func u32(_ b: [UInt8], _ i: Int) -> UInt32 {
-        b[i..<(i + 4)].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-    }
-
     static func put32(_ b: inout [UInt8], _ i: Int, _ v: UInt32) {
         for k in 0..<4 { b[i + k] = UInt8(truncatingIfNeeded: v >> (24 - 8 * k)) }
     }
@@ -225,7 +221,7 @@ struct Tfhd {
 
     init?(_ b: [UInt8], _ range: Range<Int>) {
         guard range.count >= 16 else { return nil }
-        let flags = ISOFragment.u32(b, range.lowerBound + 8) & 0xFF_FFFF
+        let flags = WholeFragments.bigEndian32(b, range.lowerBound + 8) & 0xFF_FFFF
         // Offsets from the moof's start (default-base-is-moof), never an
         // absolute base_data_offset: then the runs move with the moof.
         guard flags & 0x1 == 0, flags & 0x2_0000 != 0 else { return nil }
@@ -234,7 +230,7 @@ struct Tfhd {
         if flags & 0x8 != 0 { at += 4 }
         if flags & 0x10 != 0 {
             guard at + 4 <= range.upperBound else { return nil }
-            defaultSampleSize = ISOFragment.u32(b, at)
+            defaultSampleSize = WholeFragments.bigEndian32(b, at)
         } else {
             defaultSampleSize = nil
         }
@@ -257,10 +253,10 @@ struct Trun {
         guard range.count >= 20 else { return nil }
         bytes = b
         self.range = range
-        flags = ISOFragment.u32(b, range.lowerBound + 8) & 0xFF_FFFF
-        let count = Int(ISOFragment.u32(b, range.lowerBound + 12))
+        flags = WholeFragments.bigEndian32(b, range.lowerBound + 8) & 0xFF_FFFF
+        let count = Int(WholeFragments.bigEndian32(b, range.lowerBound + 12))
         guard flags & 0x1 != 0 else { return nil }
-        dataOffset = Int(Int32(bitPattern: ISOFragment.u32(b, range.lowerBound + 16)))
+        dataOffset = Int(Int32(bitPattern: WholeFragments.bigEndian32(b, range.lowerBound + 16)))
         var at = range.lowerBound + 20
         if flags & 0x4 != 0 { at += 4 }
         let fields: [UInt32] = [0x100, 0x200, 0x400, 0x800], flags = flags
@@ -269,7 +265,7 @@ struct Trun {
         guard count >= 0, start + count * length <= range.upperBound else { return nil }
         let sizeAt = flags & 0x100 != 0 ? 4 : 0
         if flags & 0x200 != 0 {
-            sizes = (0..<count).map { Int(ISOFragment.u32(b, start + $0 * length + sizeAt)) }
+            sizes = (0..<count).map { Int(WholeFragments.bigEndian32(b, start + $0 * length + sizeAt)) }
         } else if let defaultSize {
             sizes = Array(repeating: Int(defaultSize), count: count)
         } else {
