@@ -21,7 +21,10 @@ let package = Package(
     name: "Obscura",
     platforms: [.macOS(.v14)],
     products: [
+        // The owner's command: light (no FFmpeg, libcamera or ICU), it runs
+        // what only talks to the service itself and hands the rest to the engine.
         .executable(name: "obscura", targets: ["obscura"]),
+        .executable(name: "obscura-engine", targets: ["obscura-engine"]),
         // The camera shim for this machine's libcamera, opened by the program
         // at run time (Sources/CCamera/include/obscura_camera_shim.h);
         // deploy/build-camera-shims builds it for every other libcamera.
@@ -61,7 +64,15 @@ let package = Package(
         .target(name: "CImage", linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("exif"), .linkedLibrary("tiff")]),
 
         // Swift modules.
+        // Light modules (FoundationEssentials at most: no ICU), which the
+        // `obscura` front links: the system layer, TOML, the service's
+        // control socket and status, and the front's own commands.
         .target(name: "ObscuraSystem", dependencies: ["CSystem"]),
+        .target(name: "ObscuraTOML", dependencies: ["CTOML", "ObscuraSystem"]),
+        .target(name: "ObscuraControl", dependencies: ["ObscuraTOML", "ObscuraSystem"]),
+        .target(name: "ObscuraCommandLine", dependencies: [
+            "ObscuraControl", "ObscuraSystem", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
         .target(name: "ObscuraMedia", dependencies: ["ObscuraSystem"]),
         .target(name: "ObscuraCamera", dependencies: ["CCamera", "ObscuraMedia", "ObscuraSystem"]),
         // FFmpeg's errors and logging, and what its encoders hand its muxers
@@ -76,7 +87,7 @@ let package = Package(
         .target(name: "ObscuraHealth", dependencies: ["ObscuraMedia"]),
         // The text formats the service and the collector share: TOML
         // configuration files and Prometheus' metrics files.
-        .target(name: "ObscuraFormats", dependencies: ["CTOML", "ObscuraFiles", "ObscuraSystem"]),
+        .target(name: "ObscuraFormats", dependencies: ["ObscuraTOML", "ObscuraFiles", "ObscuraSystem"]),
         .target(name: "ObscuraMuxing", dependencies: ["CFFmpeg", "ObscuraAge", "ObscuraFFmpeg", "ObscuraFiles", "ObscuraSystem"]),
         .target(name: "ObscuraAudio", dependencies: ["CALSA", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraGPIO", dependencies: ["CGPIO", "ObscuraSystem"]),
@@ -90,11 +101,14 @@ let package = Package(
         .target(name: "ObscuraRecording", dependencies: ["CFFmpeg", "ObscuraFFmpeg", "ObscuraAge", "ObscuraConversion", "ObscuraOverlay", "ObscuraCapture", "ObscuraEncoding", "ObscuraMuxing", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraPhoto", dependencies: ["CImage", "CV4L2", "ObscuraConversion", "ObscuraOverlay", "ObscuraCapture", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraPreview", dependencies: ["CLibDRM", "CFFmpeg", "ObscuraConversion", "ObscuraOverlay", "ObscuraCapture", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
-        .target(name: "ObscuraService", dependencies: [logging, "ObscuraAge", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraFormats", "ObscuraFiles", "ObscuraOverlay", "ObscuraAudio", "ObscuraPhoto", "ObscuraPreview", "ObscuraCapture", "ObscuraSoftwareCamera", "ObscuraRecording", "ObscuraGPIO", "ObscuraHealth", "ObscuraMedia", "ObscuraSystem"]),
+        .target(name: "ObscuraService", dependencies: [logging, "ObscuraControl", "ObscuraAge", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraFormats", "ObscuraFiles", "ObscuraOverlay", "ObscuraAudio", "ObscuraPhoto", "ObscuraPreview", "ObscuraCapture", "ObscuraSoftwareCamera", "ObscuraRecording", "ObscuraGPIO", "ObscuraHealth", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraRetrieval", dependencies: ["ObscuraAge", "ObscuraFiles", "ObscuraMuxing", "ObscuraSystem"]),
         .target(name: "ObscuraFleet", dependencies: ["ObscuraAge", "ObscuraFiles", "ObscuraFormats", "ObscuraRetrieval", "ObscuraSystem"]),
         .executableTarget(name: "obscura", dependencies: [
-            "ObscuraFleet", "ObscuraRetrieval", "ObscuraAudio", "ObscuraAge", "ObscuraOverlay",
+            "ObscuraCommandLine", "ObscuraSystem", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .executableTarget(name: "obscura-engine", dependencies: [
+            "ObscuraCommandLine", "ObscuraFleet", "ObscuraRetrieval", "ObscuraAudio", "ObscuraAge", "ObscuraOverlay",
             "ObscuraRecording", "ObscuraCapture", "ObscuraSoftwareCamera", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraMedia", "ObscuraService", "ObscuraPhoto", "ObscuraPreview",
             "ObscuraFiles", "ObscuraHealth", "ObscuraSystem",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -104,6 +118,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["ObscuraOverlay", "ObscuraSystem"], path: "Tests/TestSupport"),
         .testTarget(name: "ObscuraTests", dependencies: [
             "TestSupport", "CCamera", "CFFmpeg", "ObscuraSystem", "ObscuraFiles", "ObscuraHealth", "ObscuraCapture", "ObscuraConversion", "ObscuraSoftwareCamera", "ObscuraRecording", "ObscuraMedia", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraService", "ObscuraPhoto", "ObscuraPreview", "ObscuraRetrieval", "ObscuraAudio", "ObscuraAge", "ObscuraOverlay", "ObscuraFleet", "ObscuraFormats", "ObscuraFFmpeg",
+            "ObscuraControl", "ObscuraCommandLine",
             logging,
         ]),
         .testTarget(name: "BoardTests", dependencies: ["TestSupport", "ObscuraOverlay"]),

@@ -205,14 +205,15 @@ public enum CameraLibrary {
     }
 
     /// The shims of this build. OBSCURA_CAMERA_SHIMS (folders, colon-separated)
-    /// replaces the search; otherwise the installed layout's
-    /// (`/usr/bin/obscura` → `/usr/lib/obscura/camera`), then the program's
+    /// replaces the search; otherwise the installed layout's (the engine,
+    /// `/usr/lib/obscura/obscura-engine` → `/usr/lib/obscura/camera`; a
+    /// program in `/usr/bin` → `/usr/lib/obscura/camera`), then the program's
     /// own folder (a `swift build`'s libobscura-camera.so).
     public static var defaultShimFolders: [String] {
         if getenv("OBSCURA_CAMERA_SHIMS") != nil { return environmentList("OBSCURA_CAMERA_SHIMS") }
         guard let program = try? Syscalls.resolvedPath("/proc/self/exe") else { return [] }
         let folder = parent(program)
-        return [parent(folder) + "/lib/obscura/camera", folder]
+        return [folder + "/camera", parent(folder) + "/lib/obscura/camera", folder]
     }
 
     static var multiarchTriplet: String {

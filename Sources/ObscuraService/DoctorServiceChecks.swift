@@ -65,7 +65,7 @@ extension DoctorChecks {
     /// its last recording playable (ffprobe reads it, when installed).
     static func serviceStatus(configuration: ServiceConfiguration) -> Result<ServiceStatus, any Error> {
         Result {
-            let reply = try ControlServer.send("status", to: configuration.controlSocket, timeout: .seconds(10))
+            let reply = try ControlClient.send("status", to: configuration.controlSocket, timeout: .seconds(10))
             return try JSONDecoder().decode(ServiceStatus.self, from: Data(reply.utf8))
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import ObscuraControl
 import ObscuraFormats
 import ObscuraAge
 import ObscuraSystem
@@ -124,7 +125,7 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var resolvedPartialFolder: String {
         partialFolder ?? ((recordingsFolder as NSString).deletingLastPathComponent as NSString).appendingPathComponent("incoming")
     }
-    public var controlSocket = "/run/obscura/control.sock"
+    public var controlSocket = ControlSocketSetting.defaultSocket
     /// The live view's socket ("" for none) and how many may watch at once.
     public var liveSocket = "/run/obscura-live/live.sock"
     public var liveViewers = 4
@@ -144,7 +145,7 @@ public struct ServiceConfiguration: Sendable, Equatable {
     /// Whether the recording steps down under pressure (`[pressure]`).
     var pressure = PressureConfiguration()
 
-    public static let defaultPath = "/etc/obscura/obscura.toml"
+    public static let defaultPath = ControlSocketSetting.configurationFile
 
     public init() {}
 
@@ -185,7 +186,7 @@ public struct ServiceConfiguration: Sendable, Equatable {
             throw ConfigurationError(file: path, line: reader.document.values["audio.codec"]?.line, key: "audio.codec",
                                      message: "opus goes only in mkv recordings; set recording.container = \"mkv\" or use aac")
         }
-        controlSocket = try reader.string("control.socket") ?? controlSocket
+        controlSocket = try ControlSocketSetting.read(reader) ?? controlSocket
         liveSocket = try reader.string("live.socket") ?? liveSocket
         liveViewers = try reader.int("live.max_viewers", Limits.liveViewers) ?? liveViewers
         previewEnabled = try reader.bool("preview.enabled") ?? false

@@ -188,3 +188,23 @@ public final class ThreadExecutor: TaskExecutor, SerialExecutor, Sendable {
 
     deinit { shutDown() }
 }
+
+extension Syscalls {
+    /// Names the process as ps, pgrep and the journal show it (the calling
+    /// thread's name: call it from the main thread), cut to 15 bytes. A name
+    /// not taken changes nothing else, so its error is not reported.
+    public static func nameProcess(_ name: String) {
+        _ = obscura_name_thread(pthread_self(), name)
+    }
+
+    /// Replaces this process with `path` (execv), `arguments` its argv
+    /// (the first one the name it is known by). Returns only by throwing.
+    public static func execute(_ path: String, _ arguments: [String]) throws(SystemError) -> Never {
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) }
+        argv.append(nil)
+        execv(path, argv)
+        let error = SystemError.errno("execv", path)
+        argv.forEach { free($0) }
+        throw error
+    }
+}

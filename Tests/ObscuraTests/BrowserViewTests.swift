@@ -23,7 +23,7 @@ import Glibc
         let dir = try scratchForBuiltObscura("obscura-browser")
         let service = try PatternService(in: dir.path)
         defer { if service.process.isRunning { service.process.terminate() } }
-        _ = waitUntilBlocking(within: .seconds(30), every: .milliseconds(50)) { (try? ControlServer.send("status", to: service.socket)) != nil }
+        _ = waitUntilBlocking(within: .seconds(30), every: .milliseconds(50)) { (try? ControlClient.send("status", to: service.socket)) != nil }
         let said = dir.path + "/view.err"
         FileManager.default.createFile(atPath: said, contents: nil)
         let viewer = Process()

@@ -106,18 +106,18 @@ import ObscuraService
         try output.fileHandleForWriting.close()
         defer { if process.isRunning { process.terminate(); process.waitUntilExit() } }
         let answers = waitUntilBlocking(within: .seconds(60), every: .milliseconds(100)) {
-            (try? ControlServer.send("status", to: socket))?.contains("\"state\":\"idle\"") == true
+            (try? ControlClient.send("status", to: socket))?.contains("\"state\":\"idle\"") == true
         }
         try #require(answers, "the service did not answer within 60 s (running: \(process.isRunning))")
-        #expect(try ControlServer.send("record start", to: socket).contains("\"ok\":true"))
+        #expect(try ControlClient.send("record start", to: socket).contains("\"ok\":true"))
         // Frames in the file: the service's own count, from its status.
         let recording = waitUntilBlocking(within: .seconds(60), every: .milliseconds(100)) {
-            let said = Data(((try? ControlServer.send("status", to: socket)) ?? "").utf8)
+            let said = Data(((try? ControlClient.send("status", to: socket)) ?? "").utf8)
             let status = (try? JSONSerialization.jsonObject(with: said)) as? [String: Any]
             return status?["state"] as? String == "recording" && (status?["frames"] as? Int ?? 0) > 0
         }
-        #expect(recording, "no frame was recorded: \((try? ControlServer.send("status", to: socket)) ?? "")")
-        #expect(try ControlServer.send("record stop", to: socket).contains("\"ok\":true"))
+        #expect(recording, "no frame was recorded: \((try? ControlClient.send("status", to: socket)) ?? "")")
+        #expect(try ControlClient.send("record stop", to: socket).contains("\"ok\":true"))
         var finished: [String] = []
         let done = waitUntilBlocking(within: .seconds(60), every: .milliseconds(100)) {
             finished = ((try? FileManager.default.contentsOfDirectory(atPath: recordings)) ?? []).filter { $0.hasSuffix(".mp4.sha256") }

@@ -49,11 +49,11 @@ final class RawClient {
         let process = service.process, err = service.standardError, socketPath = service.socket
         defer { if process.isRunning { process.terminate() } }
         func status() throws -> ServiceStatus {
-            try JSONDecoder().decode(ServiceStatus.self, from: Data(try ControlServer.send("status", to: socketPath).utf8))
+            try JSONDecoder().decode(ServiceStatus.self, from: Data(try ControlClient.send("status", to: socketPath).utf8))
         }
         // Ready once the socket answers (it exists a moment before it listens).
         _ = waitUntilBlocking(within: .seconds(10), every: .milliseconds(50)) { (try? status()) != nil }
-        #expect(try ControlServer.send("record start", to: socketPath).contains("\"ok\":true"))
+        #expect(try ControlClient.send("record start", to: socketPath).contains("\"ok\":true"))
 
         // Clients that hang up before reading their reply (SIGPIPE before).
         for _ in 0..<20 {
@@ -99,7 +99,7 @@ final class RawClient {
             return after > before
         }
         #expect(after > before, "the recording stopped growing at \(before) bytes")
-        #expect(try ControlServer.send("record stop", to: socketPath).contains("\"ok\":true"))
+        #expect(try ControlClient.send("record stop", to: socketPath).contains("\"ok\":true"))
         #expect(process.isRunning)
         process.terminate()
         process.waitUntilExit()
@@ -122,7 +122,7 @@ final class RawClient {
         try Syscalls.bind(server.rawValue, unixPath: path)
         try Syscalls.listen(server.rawValue, what: path)
         #expect {
-            _ = try ControlServer.send("status", to: path, timeout: .seconds(1))
+            _ = try ControlClient.send("status", to: path, timeout: .seconds(1))
         } throws: { error in
             (error as? ControlReplyTimeout).map { $0.path == path && $0.seconds == 1 && "\($0)".contains("did not answer within 1 s") } ?? false
         }

@@ -38,6 +38,11 @@ import TestSupport
             #expect(state.uid == uid && state.gid == gid && state.mode == 0o750, "/var/lib/obscura\(folder): \(state)")
         }
         let fm = FileManager.default
+        // The owner's command, and the engine it hands the heavy commands to where it looks for it.
+        let front = image.path + "/usr/bin/obscura"
+        #expect(fm.isExecutableFile(atPath: front) && fm.isExecutableFile(atPath: image.path + "/usr/lib/obscura/obscura-engine"))
+        let heavy = try runProgram(front, ["devices", "--help"])  // (the engine's own help: its options)
+        #expect(heavy.status == 0 && heavy.stdout.contains("--controls"), "\(heavy.stdout)\(heavy.stderr)")
         for link in ["obscura.service", "srv-obscura-recordings.mount", "srv-obscura-photos.mount", "srv-obscura-media.mount"] {
             let wants = image.path + "/etc/systemd/system/multi-user.target.wants/" + link
             #expect((try? fm.destinationOfSymbolicLink(atPath: wants)) == "/etc/systemd/system/" + link, "\(link) enabled")

@@ -16,12 +16,12 @@ import Glibc
                          recording: String = "") throws -> PatternService {
         let service = try PatternService(in: dir.path, recording: recording, tables: tables, camera: camera)
         let socket = service.socket
-        _ = waitUntilBlocking(within: .seconds(30), every: .milliseconds(50)) { (try? ControlServer.send("status", to: socket)) != nil }
+        _ = waitUntilBlocking(within: .seconds(30), every: .milliseconds(50)) { (try? ControlClient.send("status", to: socket)) != nil }
         return service
     }
 
     private func status(_ service: PatternService) throws -> ServiceStatus {
-        try JSONDecoder().decode(ServiceStatus.self, from: Data(try ControlServer.send("status", to: service.socket).utf8))
+        try JSONDecoder().decode(ServiceStatus.self, from: Data(try ControlClient.send("status", to: service.socket).utf8))
     }
 
     /// Waits until the recording's encoder has settled: a bounded encoder
@@ -84,12 +84,12 @@ import Glibc
         let dir = try scratchForBuiltObscura("obscura-live")
         let service = try started(dir)
         defer { if service.process.isRunning { service.process.terminate() } }
-        #expect(try ControlServer.send("record start", to: service.socket).contains("\"ok\":true"))
+        #expect(try ControlClient.send("record start", to: service.socket).contains("\"ok\":true"))
         let viewed = try view(dir, into: dir.path + "/recording.h264")
         #expect(viewed.status == 0, "\(viewed.stderr)")
         let keys = try frames(dir.path + "/recording.h264")
         #expect(keys.count >= 10 && keys.first == true)
-        let stop = try ControlServer.send("record stop", to: service.socket)
+        let stop = try ControlClient.send("record stop", to: service.socket)
         #expect(stop.contains("\"ok\":true"), "\(stop)")
         let said = stopped(service)
         // The recording's summary against its file: every frame it took is there.
@@ -133,7 +133,7 @@ import Glibc
         let dir = try scratchForBuiltObscura("obscura-live")
         let service = try started(dir, camera: "synthetic:stamped", recording: "frame_rate = 25")
         defer { if service.process.isRunning { service.process.terminate() } }
-        #expect(try ControlServer.send("record start", to: service.socket).contains("\"ok\":true"))
+        #expect(try ControlClient.send("record start", to: service.socket).contains("\"ok\":true"))
         let times = dir.path + "/timings"
         let viewer = Process()
         viewer.executableURL = URL(fileURLWithPath: builtObscura)
@@ -183,7 +183,7 @@ import Glibc
         }, "obscura_live_skips_total in \(metrics)")
         // What the stall kept from the viewer is 30 s of stream; the service holds at most a second of it.
         let grown = peak - before, missed = Int(bytesPerSecond * 30)
-        let stop = try ControlServer.send("record stop", to: service.socket)
+        let stop = try ControlClient.send("record stop", to: service.socket)
         #expect(stop.contains("\"ok\":true"), "\(stop)")
         let said = stopped(service)
         let encoder = said.split(separator: "\n").filter { $0.contains("encoder ") }.joined(separator: "\n")
@@ -213,7 +213,7 @@ import Glibc
         let service = try started(dir)
         defer { if service.process.isRunning { service.process.terminate() } }
         let socket = dir.path + "/live.sock"
-        #expect(try ControlServer.send("record start", to: service.socket).contains("\"ok\":true"))
+        #expect(try ControlClient.send("record start", to: service.socket).contains("\"ok\":true"))
         try #require(encoderSettled(service), "the recording reached 75 frames")
         var clients = try (0..<20).map { _ in try RawClient(socket) }
         for (i, client) in clients.enumerated() { client.send("view crowd-\(i)\n") }
@@ -240,7 +240,7 @@ import Glibc
         #expect(after.status == 0, "\(after.stderr)")
         let keys = try frames(dir.path + "/after.h264")
         #expect(keys.count >= 10 && keys.first == true)
-        #expect(try ControlServer.send("record stop", to: service.socket).contains("\"ok\":true"))
+        #expect(try ControlClient.send("record stop", to: service.socket).contains("\"ok\":true"))
         let said = stopped(service)
         #expect(said.split(separator: "\n").filter { $0.contains("live view refused: crowd-") }.count == 16, "\(said)")
         _ = try keptEveryFrame(said, in: dir)

@@ -184,7 +184,7 @@ import TestSupport
         var text = ""
         var status = ServiceStatus()
         _ = try waitUntilBlocking(every: .milliseconds(100)) {
-            status = try JSONDecoder().decode(ServiceStatus.self, from: Data(try ControlServer.send("status", to: service.socket).utf8))
+            status = try JSONDecoder().decode(ServiceStatus.self, from: Data(try ControlClient.send("status", to: service.socket).utf8))
             text = (try? String(contentsOfFile: metrics, encoding: .utf8)) ?? ""
             return status.frames > 30 && (!writable || (Self.sample("obscura_recording_frames", in: text) ?? 0) > 30)
         }

@@ -17,7 +17,7 @@ import TestSupport
     /// product by its name; `logging` as the module it gives, Logging).
     static func targets() throws -> [Target] {
         let manifest = try String(contentsOfFile: packageRoot + "/Package.swift", encoding: .utf8)
-        let target = try NSRegularExpression(pattern: #"\.(target|executableTarget|testTarget)\(name: "(\w+)"(?:, dependencies: \[([^\]]*)\])?(?:, path: "([^"]+)")?"#)
+        let target = try NSRegularExpression(pattern: #"\.(target|executableTarget|testTarget)\(name: "([\w-]+)"(?:, dependencies: \[([^\]]*)\])?(?:, path: "([^"]+)")?"#)
         let quoted = try NSRegularExpression(pattern: #"(?:\.product\(name: )?"([\w-]+)"(?:, package: "[\w-]+"\))?|\blogging\b"#)
         return target.matches(in: manifest, range: NSRange(manifest.startIndex..., in: manifest)).map { match in
             func group(_ i: Int) -> String? {

@@ -330,7 +330,7 @@ private func write(_ text: String, _ name: String) -> String {
         #expect(start.status == 0, "\(start.stdout)\(start.stderr)")
         // Three seconds of the camera's frames, by the recording's own count.
         _ = try waitUntilBlocking(within: .seconds(60), every: .milliseconds(100)) {
-            try JSONDecoder().decode(ServiceStatus.self, from: Data(try ControlServer.send("status", to: socket).utf8)).frames >= Int(expected * 3)
+            try JSONDecoder().decode(ServiceStatus.self, from: Data(try ControlClient.send("status", to: socket).utf8)).frames >= Int(expected * 3)
         }
         let stop = try runProgram(obscura, ["ctl", "--socket", socket, "record", "stop"])
         #expect(stop.status == 0, "\(stop.stdout)\(stop.stderr)")
@@ -441,7 +441,7 @@ func threadNames() -> [String] {
         let before = threadNames().filter { $0 == names.server }.count
         let repliesBefore = threadNames().filter { $0 == names.replies }.count
         var server: ControlServer? = try ControlServer(path: path, threads: names) { "echo \($0)" }
-        #expect(try ControlServer.send("ping", to: path) == "echo ping")
+        #expect(try ControlClient.send("ping", to: path) == "echo ping")
         #expect(threadNames().filter { $0 == names.server }.count == before + 1)
         weak var released: ControlServer?
         released = server
@@ -450,7 +450,7 @@ func threadNames() -> [String] {
         #expect(!FileManager.default.fileExists(atPath: path))
         #expect(threadNames().filter { $0 == names.server }.count == before, "its thread was not joined")
         #expect(threadNames().filter { $0 == names.replies }.count == repliesBefore, "its reply thread was not joined")
-        #expect(throws: SystemError.self) { try ControlServer.send("ping", to: path) }
+        #expect(throws: SystemError.self) { try ControlClient.send("ping", to: path) }
     }
 
     /// A thread blocked in poll is woken at once and joined; one that

@@ -162,7 +162,7 @@ _obscura() {
     local -a unparsed_words=("${COMP_WORDS[@]:1:${COMP_CWORD}}")
 
     local -a repeating_flags=()
-    local -a non_repeating_flags=(-h --help)
+    local -a non_repeating_flags=(--version -h --help)
     local -a repeating_options=()
     local -a non_repeating_options=()
     __obscura_offer_flags_options 0
@@ -185,7 +185,7 @@ _obscura() {
 
 _obscura_devices() {
     repeating_flags=()
-    non_repeating_flags=(--controls -h --help)
+    non_repeating_flags=(--controls --version -h --help)
     repeating_options=()
     non_repeating_options=()
     __obscura_offer_flags_options 0
@@ -193,7 +193,7 @@ _obscura_devices() {
 
 _obscura_record() {
     repeating_flags=()
-    non_repeating_flags=(--align-to-age-chunks --overlay --overlay-on-preview --preview -h --help)
+    non_repeating_flags=(--align-to-age-chunks --overlay --overlay-on-preview --preview --version -h --help)
     repeating_options=(--recipient)
     non_repeating_options=(--duration --output --recipients-file --timestamps --overlay-text --overlay-position --overlay-size --overlay-colour --overlay-background --overlay-font --container --camera --size --pixel-format --codec --bit-rate --preset --threads --frame-rate --keyframe-interval --fragment --max-size --segment --min-free-space --pre-record --trigger-after --pre-record-bytes --encoder --save-frame --through --audio --audio-codec --audio-rate --audio-channels --audio-bit-rate)
     __obscura_offer_flags_options 0
@@ -313,7 +313,7 @@ _obscura_record() {
 
 _obscura_stream() {
     repeating_flags=()
-    non_repeating_flags=(--metadata --quiet --stats -h --help)
+    non_repeating_flags=(--metadata --quiet --stats --version -h --help)
     repeating_options=(--set)
     non_repeating_options=(--camera --size --preset --frames --duration --raw-output --hold-across-reconfiguration)
     __obscura_offer_flags_options 0
@@ -349,7 +349,7 @@ _obscura_stream() {
 
 _obscura_gpio() {
     repeating_flags=()
-    non_repeating_flags=(-h --help)
+    non_repeating_flags=(--version -h --help)
     repeating_options=()
     non_repeating_options=()
     __obscura_offer_flags_options 0
@@ -372,7 +372,7 @@ _obscura_gpio() {
 
 _obscura_gpio_watch() {
     repeating_flags=()
-    non_repeating_flags=(-h --help)
+    non_repeating_flags=(--version -h --help)
     repeating_options=()
     non_repeating_options=(--chip --line --count --timeout --bias)
     __obscura_offer_flags_options 0
@@ -399,7 +399,7 @@ _obscura_gpio_watch() {
 
 _obscura_gpio_set() {
     repeating_flags=()
-    non_repeating_flags=(-h --help)
+    non_repeating_flags=(--version -h --help)
     repeating_options=()
     non_repeating_options=(--chip --line --hold)
     __obscura_offer_flags_options 1
@@ -420,7 +420,7 @@ _obscura_gpio_set() {
 
 _obscura_gpio_button() {
     repeating_flags=()
-    non_repeating_flags=(--active-low -h --help)
+    non_repeating_flags=(--active-low --version -h --help)
     repeating_options=()
     non_repeating_options=(--chip --line --count --timeout --debounce --long-press)
     __obscura_offer_flags_options 0
@@ -450,7 +450,7 @@ _obscura_gpio_button() {
 
 _obscura_run() {
     repeating_flags=()
-    non_repeating_flags=(-h --help)
+    non_repeating_flags=(--version -h --help)
     repeating_options=()
     non_repeating_options=(--config --board)
     __obscura_offer_flags_options 0
@@ -468,7 +468,7 @@ _obscura_run() {
 
 _obscura_status() {
     repeating_flags=()
-    non_repeating_flags=(--json -h --help)
+    non_repeating_flags=(--json --version -h --help)
     repeating_options=()
     non_repeating_options=(--socket --config)
     __obscura_offer_flags_options 0
@@ -486,7 +486,7 @@ _obscura_status() {
 
 _obscura_ctl() {
     repeating_flags=()
-    non_repeating_flags=(-h --help)
+    non_repeating_flags=(--version -h --help)
     repeating_options=()
     non_repeating_options=(--socket --config)
     __obscura_offer_flags_options -1
@@ -504,7 +504,7 @@ _obscura_ctl() {
 
 _obscura_config() {
     repeating_flags=()
-    non_repeating_flags=(--check -h --help)
+    non_repeating_flags=(--check --version -h --help)
     repeating_options=()
     non_repeating_options=(--format --date)
     __obscura_offer_flags_options 1
@@ -523,7 +523,7 @@ _obscura_config() {
 
 _obscura_doctor() {
     repeating_flags=()
-    non_repeating_flags=(--json -h --help)
+    non_repeating_flags=(--json --version -h --help)
     repeating_options=()
     non_repeating_options=(--config)
     __obscura_offer_flags_options 0
@@ -538,7 +538,7 @@ _obscura_doctor() {
 
 _obscura_photo() {
     repeating_flags=()
-    non_repeating_flags=(--overlay --raw --raw-only -h --help)
+    non_repeating_flags=(--overlay --raw --raw-only --version -h --help)
     repeating_options=(--recipient)
     non_repeating_options=(--output --recipients-file --overlay-text --camera --size --pixel-format --quality --thumbnail --warm-up --bracket-ev --bracket-manual)
     __obscura_offer_flags_options 0
@@ -586,7 +586,7 @@ _obscura_photo() {
 
 _obscura_dng() {
     repeating_flags=()
-    non_repeating_flags=(--no-preview -h --help)
+    non_repeating_flags=(--no-preview --version -h --help)
     repeating_options=()
     non_repeating_options=(--node --pattern --bits --size --output)
     __obscura_offer_flags_options 0
@@ -613,7 +613,7 @@ _obscura_dng() {
 
 _obscura_preview() {
     repeating_flags=()
-    non_repeating_flags=(--pattern --list --overlay -h --help)
+    non_repeating_flags=(--pattern --list --overlay --version -h --help)
     repeating_options=()
     non_repeating_options=(--camera --size --pixel-format --duration --device --connector --plane --gravity --rotation --destination --background --pattern-size --writeback --save-frame --overlay-text)
     __obscura_offer_flags_options 0
@@ -670,7 +670,7 @@ _obscura_preview() {
 
 _obscura_decode() {
     repeating_flags=()
-    non_repeating_flags=(-h --help)
+    non_repeating_flags=(--version -h --help)
     repeating_options=()
     non_repeating_options=(--input --codec --size --pixel-format --output)
     __obscura_offer_flags_options 0
@@ -697,7 +697,7 @@ _obscura_decode() {
 
 _obscura_keys() {
     repeating_flags=()
-    non_repeating_flags=(-h --help)
+    non_repeating_flags=(--version -h --help)
     repeating_options=()
     non_repeating_options=()
     __obscura_offer_flags_options 0
@@ -720,7 +720,7 @@ _obscura_keys() {
 
 _obscura_keys_add() {
     repeating_flags=()
-    non_repeating_flags=(--view -h --help)
+    non_repeating_flags=(--view --version -h --help)
     repeating_options=()
     non_repeating_options=(--file)
     __obscura_offer_flags_options 1
@@ -735,7 +735,7 @@ _obscura_keys_add() {
 
 _obscura_keys_list() {
     repeating_flags=()
-    non_repeating_flags=(--view -h --help)
+    non_repeating_flags=(--view --version -h --help)
     repeating_options=()
     non_repeating_options=(--file)
     __obscura_offer_flags_options 0
@@ -750,7 +750,7 @@ _obscura_keys_list() {
 
 _obscura_keys_remove() {
     repeating_flags=()
-    non_repeating_flags=(--view -h --help)
+    non_repeating_flags=(--view --version -h --help)
     repeating_options=()
     non_repeating_options=(--file)
     __obscura_offer_flags_options 1
@@ -765,7 +765,7 @@ _obscura_keys_remove() {
 
 _obscura_pull() {
     repeating_flags=()
-    non_repeating_flags=(--accept-new-host-key --delete -h --help)
+    non_repeating_flags=(--accept-new-host-key --delete --version -h --help)
     repeating_options=(--ssh-option --remote-folder)
     non_repeating_options=(--port -p --identity -i --known-hosts --limit-kbps --identity-file)
     __obscura_offer_flags_options 2
@@ -798,7 +798,7 @@ _obscura_pull() {
 
 _obscura_collect() {
     repeating_flags=()
-    non_repeating_flags=(-h --help)
+    non_repeating_flags=(--version -h --help)
     repeating_options=(--kiosk)
     non_repeating_options=(--fleet --every)
     __obscura_offer_flags_options 0
@@ -819,7 +819,7 @@ _obscura_collect() {
 
 _obscura_view() {
     repeating_flags=()
-    non_repeating_flags=(--browser -h --help)
+    non_repeating_flags=(--browser --version -h --help)
     repeating_options=()
     non_repeating_options=(--local --player --output -i --port --known-hosts --seconds --timings --browser-port)
     __obscura_offer_flags_options 1
@@ -858,7 +858,7 @@ _obscura_view() {
 
 _obscura_view-serve() {
     repeating_flags=()
-    non_repeating_flags=(--ssh-forced -h --help)
+    non_repeating_flags=(--ssh-forced --version -h --help)
     repeating_options=()
     non_repeating_options=(--name --socket)
     __obscura_offer_flags_options 0
@@ -876,7 +876,7 @@ _obscura_view-serve() {
 
 _obscura_encrypt() {
     repeating_flags=()
-    non_repeating_flags=(-h --help)
+    non_repeating_flags=(--version -h --help)
     repeating_options=(--recipient)
     non_repeating_options=(--recipients-file)
     __obscura_offer_flags_options -1
@@ -894,7 +894,7 @@ _obscura_encrypt() {
 
 _obscura_decrypt() {
     repeating_flags=()
-    non_repeating_flags=(-h --help)
+    non_repeating_flags=(--version -h --help)
     repeating_options=()
     non_repeating_options=(--identity-file)
     __obscura_offer_flags_options -1
@@ -909,7 +909,7 @@ _obscura_decrypt() {
 
 _obscura_beep() {
     repeating_flags=()
-    non_repeating_flags=(-h --help)
+    non_repeating_flags=(--version -h --help)
     repeating_options=()
     non_repeating_options=(--device --every --count --lead --frequency --length --rate --level)
     __obscura_offer_flags_options 0
@@ -945,7 +945,7 @@ _obscura_beep() {
 
 _obscura_listen() {
     repeating_flags=()
-    non_repeating_flags=(-h --help)
+    non_repeating_flags=(--version -h --help)
     repeating_options=()
     non_repeating_options=(--device --seconds --interval --rate --channels)
     __obscura_offer_flags_options 0
@@ -972,7 +972,7 @@ _obscura_listen() {
 
 _obscura_watch() {
     repeating_flags=()
-    non_repeating_flags=(--measures --loop -h --help)
+    non_repeating_flags=(--measures --loop --version -h --help)
     repeating_options=()
     non_repeating_options=(--camera --size --pixel-format --seconds --dark-luma --flat-detail --hold --clear-after --rate --conditions)
     __obscura_offer_flags_options 0
@@ -1013,7 +1013,11 @@ _obscura_watch() {
 }
 
 _obscura_help() {
-    :
+    repeating_flags=()
+    non_repeating_flags=(--version)
+    repeating_options=()
+    non_repeating_options=()
+    __obscura_offer_flags_options -1
 }
 
 complete -o filenames -F _obscura obscura

@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+import TestSupport
+import ObscuraCommandLine
+import ObscuraControl
+import ObscuraSystem
+
+/// The owner's `obscura` is light where a kiosk needs it: what only talks to
+/// the service, `--version` and `--help` run in the front, whose process
+/// loads neither FFmpeg nor libcamera nor ICU; the rest runs in the engine.
+@Suite struct LightCommandTests {
+    /// Libraries a light command must not load: FFmpeg's, libcamera, and
+    /// ICU (Foundation's own, lib_FoundationICU, or Debian's libicu).
+    static let heavy = ["libavcodec", "libavformat", "libavutil", "libswscale", "libcamera", "icu",
+                        "libFoundation.so", "libFoundationInternationalization"]
+
+    /// What `obscura arguments` ran with: every library the dynamic loader
+    /// opened (LD_DEBUG=files, through the engine's exec too), and the result.
+    static func run(_ arguments: [String]) throws -> (libraries: [String], result: ProcessResult) {
+        let result = try runProgram(builtObscura, arguments, environment: ["LD_DEBUG": "files"])
+        let libraries = result.stderr.split(separator: "\n").compactMap { line -> String? in
+            guard let start = line.range(of: "\tfile=") ?? line.range(of: " file=") else { return nil }
+            return String(line[start.upperBound...].prefix { $0 != " " && $0 != ";" })
+        }
+        return (libraries, result)
+    }
+
+    static func heavyAmong(_ libraries: [String]) -> [String] {
+        libraries.filter { library in heavy.contains { library.lowercased().contains($0.lowercased()) } }
+    }
+
+    @Test func theLightCommandsLoadNoFFmpegLibcameraOrICU() throws {
+        let dir = try scratchForBuiltObscura("obscura-light")
+        let service = try PatternService(in: dir.path)
+        defer { if service.process.isRunning { service.process.terminate() } }
+        try #require(waitUntilBlocking(within: .seconds(60), every: .milliseconds(20)) { (try? ControlClient.send("status", to: service.socket)) != nil },
+                     "the service never answered at \(service.socket)")
+        let socket = ["--socket", service.socket]
+        for arguments in [["status"] + socket, ["status", "--json"] + socket, ["ctl"] + socket + ["flash", "on"],
+                          ["--version"], ["--help"], ["help", "status"], ["status", "--help"]] {
+            let (libraries, result) = try Self.run(arguments)
+            #expect(result.status == 0, "obscura \(arguments.joined(separator: " ")): \(result.stderr.suffix(400))")
+            #expect(!libraries.isEmpty, "LD_DEBUG=files named no library: \(result.stderr.prefix(400))")
+            #expect(Self.heavyAmong(libraries).isEmpty, "obscura \(arguments.joined(separator: " ")) loaded \(Self.heavyAmong(libraries))")
+        }
+        let status = try runProgram(builtObscura, ["status"] + socket)
+        #expect(status.stdout.contains("state: ") && status.stdout.contains("flash: on"), "\(status.stdout)")
+        // The same reading finds them where they are: a command the engine runs.
+        let (libraries, result) = try Self.run(["config", "--check", dir.path + "/obscura.toml"])
+        #expect(result.status == 0, "\(result.stderr.suffix(400))")
+        #expect(libraries.contains { $0.contains("libavcodec") }, "the engine's libraries were not seen: \(libraries)")
+    }
+
+    @Test func theFrontsHelpListsWhatTheEnginesDoes() throws {
+        let front = try runProgram(builtObscura, ["--help"])
+        let engine = try runProgram(packageRoot + "/.build/debug/obscura-engine", ["--help"])
+        #expect(front.status == 0 && engine.status == 0)
+        #expect(front.stdout == engine.stdout, "the front's subcommands differ from the engine's (Sources/obscura/Front.swift)")
+        let version = try runProgram(builtObscura, ["--version"])
+        #expect(version.stdout == ObscuraProgram.version + "\n")
+    }
+
+    /// A service that is not there, a socket that is a file, a reply cut in
+    /// half: each a clear error naming the socket, at once.
+    @Test func aStatusWithoutAnAnswerSaysWhy() throws {
+        let dir = try scratchForBuiltObscura("obscura-light-bad")
+        let file = dir.path + "/plain.sock"
+        _ = FileManager.default.createFile(atPath: file, contents: Data("not a socket".utf8))
+        let gone = dir.path + "/gone.sock"
+        do {
+            let socket = try Syscalls.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), what: "AF_UNIX")
+            try Syscalls.bind(socket.rawValue, unixPath: gone)  // bound, never listening: refused
+        }
+        for path in [file, gone, dir.path + "/absent.sock"] {
+            let result = try runProgram(builtObscura, ["status", "--socket", path])
+            #expect(result.status == 1 && result.stderr.contains("cannot reach the recorder at \(path)"), "\(result.stderr)")
+        }
+        let half = dir.path + "/half.sock"
+        let listener = try Syscalls.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), what: "AF_UNIX")
+        try Syscalls.bind(listener.rawValue, unixPath: half)
+        try Syscalls.listen(listener.rawValue, what: half)
+        let server = try JoinableThread(name: "half reply") {
+            let connection = accept(listener.rawValue, nil, nil)
+            guard connection >= 0 else { return }
+            var byte: UInt8 = 0
+            while read(connection, &byte, 1) == 1, byte != UInt8(ascii: "\n") {}
+            try? Syscalls.sendAll(connection, Array(#"{"state":"recording","boa"#.utf8), flags: Int32(MSG_NOSIGNAL), what: half)
+            close(connection)
+        }
+        let result = try runProgram(builtObscura, ["status", "--socket", half])
+        server.join()
+        #expect(result.status == 1 && result.stderr.contains("unexpected reply: {\"state\":\"recording\",\"boa"), "\(result.stderr)")
+    }
+
+    @Test func printfFormatsAsC() {
+        #expect(String(printf: "%.1f s, %ld KiB, 0x%lx", 2.25, 1024, 255) == "2.2 s, 1024 KiB, 0xff")
+        // Longer than the first buffer: formatted again into one that fits.
+        #expect(String(printf: "%0600ld!", 5) == String(repeating: "0", count: 599) + "5!")
+    }
+}
