@@ -70,8 +70,10 @@ let package = Package(
         .target(name: "ObscuraSystem", dependencies: ["CSystem"]),
         .target(name: "ObscuraTOML", dependencies: ["CTOML", "ObscuraSystem"]),
         .target(name: "ObscuraControl", dependencies: ["ObscuraTOML", "ObscuraSystem"]),
+        // Who may fetch recordings or watch (authorized keys, the view account).
+        .target(name: "ObscuraAccess", dependencies: ["ObscuraFiles", "ObscuraSystem"]),
         .target(name: "ObscuraCommandLine", dependencies: [
-            "ObscuraControl", "ObscuraSystem", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "ObscuraAccess", "ObscuraControl", "ObscuraSystem", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .target(name: "ObscuraMedia", dependencies: ["ObscuraSystem"]),
         .target(name: "ObscuraCamera", dependencies: ["CCamera", "ObscuraMedia", "ObscuraSystem"]),
@@ -102,7 +104,7 @@ let package = Package(
         .target(name: "ObscuraPhoto", dependencies: ["CImage", "CV4L2", "ObscuraConversion", "ObscuraOverlay", "ObscuraCapture", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraPreview", dependencies: ["CLibDRM", "CFFmpeg", "ObscuraConversion", "ObscuraOverlay", "ObscuraCapture", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraService", dependencies: [logging, "ObscuraControl", "ObscuraAge", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraFormats", "ObscuraFiles", "ObscuraOverlay", "ObscuraAudio", "ObscuraPhoto", "ObscuraPreview", "ObscuraCapture", "ObscuraSoftwareCamera", "ObscuraRecording", "ObscuraGPIO", "ObscuraHealth", "ObscuraMedia", "ObscuraSystem"]),
-        .target(name: "ObscuraRetrieval", dependencies: ["ObscuraAge", "ObscuraFiles", "ObscuraMuxing", "ObscuraSystem"]),
+        .target(name: "ObscuraRetrieval", dependencies: ["ObscuraAccess", "ObscuraAge", "ObscuraFiles", "ObscuraMuxing", "ObscuraSystem"]),
         .target(name: "ObscuraFleet", dependencies: ["ObscuraAge", "ObscuraFiles", "ObscuraFormats", "ObscuraRetrieval", "ObscuraSystem"]),
         .executableTarget(name: "obscura", dependencies: [
             "ObscuraCommandLine", "ObscuraSystem", .product(name: "ArgumentParser", package: "swift-argument-parser"),

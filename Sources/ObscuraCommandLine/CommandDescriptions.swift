@@ -1,8 +1,9 @@
 import ArgumentParser
 
-/// What the commands that run in the engine (`obscura-engine`: FFmpeg,
-/// libcamera, the service) are called and say of themselves: one place for
-/// the engine, which runs them, and the `obscura` front, whose help lists them.
+/// What the commands are called and say of themselves: one place for the
+/// engine (`obscura-engine`: FFmpeg, libcamera, the service), which holds
+/// them all, and the `obscura` front, which runs the light ones and lists
+/// the others in its help.
 public enum CommandDescriptions {
     public static let beep = CommandConfiguration(
         commandName: "beep",

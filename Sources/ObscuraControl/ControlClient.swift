@@ -31,14 +31,6 @@ public enum ControlClient {
     }
 }
 
-extension String {
-    /// The text without the spaces and line ends around it.
-    var trimmingWhitespace: String {
-        let isSpace: (Character) -> Bool = { $0.isWhitespace || $0.isNewline }
-        return String(self.drop(while: isSpace).reversed().drop(while: isSpace).reversed())
-    }
-}
-
 /// A recorder that took a command on its control socket and did not answer
 /// within the client's time (a board starved of CPU can be that slow).
 public struct ControlReplyTimeout: Error, CustomStringConvertible, Sendable {

@@ -1,5 +1,9 @@
 import CNettle
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import ObscuraSystem
 #if canImport(Glibc)
 import Glibc
@@ -57,9 +61,9 @@ public enum Checksum {
     /// hashes what it writes as it writes it); nil: the file is read.
     public static func write(for path: String, digest: String? = nil) throws {
         let hex = try digest ?? sha256(of: path)
-        let name = (path as NSString).lastPathComponent
+        let name = Paths.name(path)
         let target = path + ".sha256"
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = Paths.folder(path)
         let temporary = (directory.isEmpty ? "." : directory) + "/." + name + ".sha256.tmp"
         try DurableFile.write("\(hex)  \(name)\n".utf8, to: target, via: temporary)
     }

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Dispatch
 import ObscuraSystem
 #if canImport(Glibc)
 import Glibc
@@ -26,7 +31,7 @@ public final class DataSyncer: @unchecked Sendable {
         return firstFailure
     }
     private let queue = DispatchQueue(label: "obscura.datasync", qos: .utility)
-    private let lock = NSLock()
+    private let lock = Lock()
     private var pending = false
     private var again = false
     private var closed = false

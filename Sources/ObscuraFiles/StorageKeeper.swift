@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import ObscuraSystem
 
 /// Loop recording: keeps a folder of finished recordings under a quota and
@@ -28,7 +32,7 @@ public struct StorageKeeper: Sendable {
     public func finished() -> [Item] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         return names.compactMap { name -> Item? in
-            let ext = (name as NSString).pathExtension.lowercased()
+            let ext = Paths.fileExtension(name).lowercased()
             guard Self.mediaExtensions.contains(ext) else { return nil }
             let path = folder + "/" + name
             guard let a = try? FileManager.default.attributesOfItem(atPath: path),

@@ -57,3 +57,38 @@ public final class Mutex<Value>: @unchecked Sendable {
         return try body(&value.pointee)
     }
 }
+
+/// A lock without a value of its own, taken and let go by hand, for a class
+/// whose stored properties it guards across the steps of a loop
+/// (DataSyncer); an error-checking pthread mutex, as `Mutex`'s.
+///
+/// `@unchecked Sendable`: `mutex` is only passed to pthread's own calls.
+public final class Lock: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    public init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
+        pthread_mutex_init(mutex, &attributes)
+        pthread_mutexattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
+
+    public func lock() {
+        let locked = pthread_mutex_lock(mutex)
+        precondition(locked == 0, "Lock.lock: pthread_mutex_lock failed (\(locked)): locked again by the thread holding it")
+    }
+
+    public func unlock() {
+        let unlocked = pthread_mutex_unlock(mutex)
+        precondition(unlocked == 0, "Lock.unlock: pthread_mutex_unlock failed (\(unlocked)): not held by this thread")
+    }
+}

@@ -32,6 +32,17 @@ public enum Syscalls {
         }
     }
 
+    /// Writes all of `bytes` to a reader that may go (a player, a viewer's
+    /// ssh): false when it has gone (EPIPE), an error for anything else.
+    public static func writeAllUnlessGone(_ fd: Int32, _ bytes: some Collection<UInt8>, path: String) throws(SystemError) -> Bool {
+        do {
+            try writeAll(fd, bytes, path: path)
+            return true
+        } catch where error.code == EPIPE {
+            return false
+        }
+    }
+
     /// Writes all of `bytes` to `fd` (short writes continued, EINTR retried);
     /// `path` names what `fd` is in the error.
     public static func writeAll(_ fd: Int32, _ bytes: some Collection<UInt8>, path: String) throws(SystemError) {
@@ -99,6 +110,24 @@ public enum Syscalls {
 
     /// One read of at most `buffer.count` bytes (EINTR retried): 0 at the
     /// end; EAGAIN (a non-blocking fd with nothing to read) is thrown.
+    /// What `fd` reads to its end (a file, a pipe, standard input).
+    public static func readToEnd(_ fd: Int32, path: String) throws(SystemError) -> [UInt8] {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 16 << 10, alignment: 1)
+        defer { buffer.deallocate() }
+        var bytes: [UInt8] = []
+        while true {
+            let n = try read(fd, into: buffer, path: path)
+            if n == 0 { return bytes }
+            bytes += buffer[..<n]
+        }
+    }
+
+    /// The whole file at `path`.
+    public static func readFile(_ path: String) throws(SystemError) -> [UInt8] {
+        let file = try open(path, O_RDONLY | O_CLOEXEC)
+        return try readToEnd(file.rawValue, path: path)
+    }
+
     public static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, path: String) throws(SystemError) -> Int {
         while true {
             let n = Glibc.read(fd, buffer.baseAddress, buffer.count)

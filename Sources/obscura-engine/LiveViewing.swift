@@ -120,7 +120,7 @@ struct LiveViewing {
                 let line = "\(packet.timestamp) \(packet.published) \(Syscalls.monotonicNanoseconds()) \(packet.isKeyframe ? 1 : 0) \(packet.data.count)\n"
                 try Syscalls.writeAll(times.rawValue, Array(line.utf8), path: timings!)
             }
-            guard try Self.write(packet.data + delimiter, to: sink.fd, what: output ?? "the player") else { return }
+            guard try Syscalls.writeAllUnlessGone(sink.fd, packet.data + delimiter, path: output ?? "the player") else { return }
             if let end, ContinuousClock.now >= end { return }
         }
     }
@@ -138,17 +138,6 @@ struct LiveViewing {
         while let packet = try reader.next() {
             page.send(packet)
             if let end, ContinuousClock.now >= end { return }
-        }
-    }
-
-    /// Writes all of `bytes`; false when the reader has gone (the player was closed).
-    static func write(_ bytes: [UInt8], to fd: Int32, what: String) throws -> Bool {
-        do {
-            try Syscalls.writeAll(fd, bytes, path: what)
-            return true
-        } catch {
-            if error.code == EPIPE { return false }
-            throw error
         }
     }
 

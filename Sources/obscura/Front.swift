@@ -2,8 +2,9 @@ import ArgumentParser
 import ObscuraCommandLine
 import ObscuraSystem
 
-/// `obscura`: the owner's one command. What only talks to the service
-/// (`status`, `ctl`), `--version` and `--help` run here, in a process that
+/// `obscura`: the owner's one command. What only talks to the service or
+/// reads small files (`status`, `ctl`, `keys`, `view-serve`), `--version`
+/// and `--help` run here, in a process that
 /// loads neither FFmpeg nor libcamera nor ICU; every other subcommand is
 /// handed, as typed, to the engine (`obscura-engine`, EngineHandoff.swift).
 @main
@@ -23,7 +24,7 @@ struct FrontCommand: AsyncParsableCommand {
     static let configuration = ObscuraProgram.configuration(subcommands: [
         Devices.self, Record.self, Stream.self, GPIO.self, Run.self, StatusCommand.self,
         ControlCommand.self, Config.self, Doctor.self, Photo.self, DNG.self, Preview.self,
-        Decode.self, Keys.self, Pull.self, Collect.self, View.self, ViewServe.self,
+        Decode.self, KeysCommand.self, Pull.self, Collect.self, View.self, ViewServeCommand.self,
         Encrypt.self, Decrypt.self, Beep.self, Listen.self, Watch.self, TimeCodes.self,
     ])
 
@@ -39,11 +40,9 @@ struct FrontCommand: AsyncParsableCommand {
     struct DNG: ParsableCommand { static let configuration = CommandDescriptions.dng }
     struct Preview: ParsableCommand { static let configuration = CommandDescriptions.preview }
     struct Decode: ParsableCommand { static let configuration = CommandDescriptions.decode }
-    struct Keys: ParsableCommand { static let configuration = CommandDescriptions.keys }
     struct Pull: ParsableCommand { static let configuration = CommandDescriptions.pull }
     struct Collect: ParsableCommand { static let configuration = CommandDescriptions.collect }
     struct View: ParsableCommand { static let configuration = CommandDescriptions.view }
-    struct ViewServe: ParsableCommand { static let configuration = CommandDescriptions.viewServe }
     struct Encrypt: ParsableCommand { static let configuration = CommandDescriptions.encrypt }
     struct Decrypt: ParsableCommand { static let configuration = CommandDescriptions.decrypt }
     struct Beep: ParsableCommand { static let configuration = CommandDescriptions.beep }

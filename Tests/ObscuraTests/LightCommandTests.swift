@@ -36,13 +36,21 @@ import ObscuraSystem
         try #require(waitUntilBlocking(within: .seconds(60), every: .milliseconds(20)) { (try? ControlClient.send("status", to: service.socket)) != nil },
                      "the service never answered at \(service.socket)")
         let socket = ["--socket", service.socket]
+        let key = dir.path + "/desk.pub", keys = ["--file", dir.path + "/keys"]
+        try (RetrievalTests.key + "\n").write(toFile: key, atomically: true, encoding: .utf8)
         for arguments in [["status"] + socket, ["status", "--json"] + socket, ["ctl"] + socket + ["flash", "on"],
+                          ["keys", "add", key] + keys, ["keys", "list"] + keys, ["keys", "remove", "puller@desk"] + keys,
                           ["--version"], ["--help"], ["help", "status"], ["status", "--help"]] {
             let (libraries, result) = try Self.run(arguments)
             #expect(result.status == 0, "obscura \(arguments.joined(separator: " ")): \(result.stderr.suffix(400))")
             #expect(!libraries.isEmpty, "LD_DEBUG=files named no library: \(result.stderr.prefix(400))")
             #expect(Self.heavyAmong(libraries).isEmpty, "obscura \(arguments.joined(separator: " ")) loaded \(Self.heavyAmong(libraries))")
         }
+        // view-serve, as sshd starts it for a viewer: to the service's live
+        // socket it passes the stream on until the viewer goes; to none it says so.
+        let (viewLibraries, view) = try Self.run(["view-serve", "--socket", dir.path + "/absent.sock"])
+        #expect(view.status == 1 && view.stderr.contains("live view is not reachable"), "\(view.stderr.suffix(400))")
+        #expect(Self.heavyAmong(viewLibraries).isEmpty, "obscura view-serve loaded \(Self.heavyAmong(viewLibraries))")
         let status = try runProgram(builtObscura, ["status"] + socket)
         #expect(status.stdout.contains("state: ") && status.stdout.contains("flash: on"), "\(status.stdout)")
         // The same reading finds them where they are: a command the engine runs.

@@ -1,5 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
-import ObscuraMuxing
+#endif
 import ObscuraSystem
 import ObscuraFiles
 
@@ -40,7 +43,7 @@ public struct AuthorizedKeys: Sendable, Equatable {
         public var fingerprint: String {
             let bytes = Data(base64Encoded: blob).map { [UInt8]($0) } ?? []
             let digest = Data(Checksum.sha256(bytes: bytes)).base64EncodedString()
-            return "SHA256:" + digest.replacingOccurrences(of: "=", with: "")
+            return "SHA256:" + String(digest.filter { $0 != "=" })
         }
         public var line: String { "restrict \(type) \(blob)" + (comment.isEmpty ? "" : " \(comment)") }
     }
@@ -59,7 +62,7 @@ public struct AuthorizedKeys: Sendable, Equatable {
     /// Parses a file's text; lines that are neither keys nor comments are an error naming the line.
     public init(text: String) throws(RetrievalError) {
         for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = raw.trimmingCharacters(in: .whitespaces)
+            let line = raw.trimmingWhitespace
             if line.isEmpty { continue }
             if line.hasPrefix("#") { header.append(line); continue }
             guard let key = Self.parse(line) else {
@@ -87,7 +90,7 @@ public struct AuthorizedKeys: Sendable, Equatable {
     /// Adds a key; false when it is already there.
     @discardableResult
     public mutating func add(_ line: String) throws(RetrievalError) -> Bool {
-        guard let key = Self.parse(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+        guard let key = Self.parse(line.trimmingWhitespace) else {
             throw RetrievalError("not an SSH public key (expected a line like \"ssh-ed25519 AAAA… user@host\"; key types: \(Self.keyTypes.sorted().joined(separator: ", ")))")
         }
         if keys.contains(where: { $0.blob == key.blob }) { return false }
@@ -117,8 +120,8 @@ public struct AuthorizedKeys: Sendable, Equatable {
         var keys = AuthorizedKeys()
         if FileManager.default.fileExists(atPath: path) {
             let text: String
-            do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
-                throw RetrievalError("cannot read \(path): \(error.localizedDescription)")
+            do throws(SystemError) { text = String(decoding: try Syscalls.readFile(path), as: UTF8.self) } catch {
+                throw RetrievalError("cannot read \(path): \(error)")
             }
             do { keys = try AuthorizedKeys(text: text) } catch { throw RetrievalError("\(path): \(error.description)") }
         }

@@ -1,4 +1,4 @@
-import Foundation
+import ObscuraSystem
 
 /// The live view account (obscura-view): sshd runs `obscura view-serve
 /// --ssh-forced` for each of its keys, whatever the key asked for (its
@@ -8,7 +8,7 @@ public enum ViewAccount {
     /// Why a session that asked for `originalCommand` is refused, or nil when
     /// it asked to watch (`obscura view-serve`, as `obscura view` asks).
     public static func refusal(originalCommand: String?) -> String? {
-        let asked = (originalCommand ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        let asked = (originalCommand ?? "").trimmingWhitespace
         let words = asked.split(separator: " ", omittingEmptySubsequences: true)
         if words.count >= 2, words[0] == "obscura" || words[0].hasSuffix("/obscura"), words[1] == "view-serve" { return nil }
         let what = asked.isEmpty ? "a shell"
