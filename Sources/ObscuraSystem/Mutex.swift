@@ -21,14 +21,7 @@ public final class Mutex<Value>: @unchecked Sendable {
     private let value: UnsafeMutablePointer<Value>
 
     public init(_ initialValue: sending Value) {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        // Error-checking: a thread locking what it holds traps instead of hanging.
-        var attributes = pthread_mutexattr_t()
-        pthread_mutexattr_init(&attributes)
-        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
-        pthread_mutex_init(mutex, &attributes)
-        pthread_mutexattr_destroy(&attributes)
+        mutex = makeErrorCheckingMutex()
         value = .allocate(capacity: 1)
         value.initialize(to: initialValue)
     }
@@ -67,13 +60,7 @@ public final class Lock: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     public init() {
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        var attributes = pthread_mutexattr_t()
-        pthread_mutexattr_init(&attributes)
-        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
-        pthread_mutex_init(mutex, &attributes)
-        pthread_mutexattr_destroy(&attributes)
+        mutex = makeErrorCheckingMutex()
     }
 
     deinit {
@@ -91,4 +78,17 @@ public final class Lock: @unchecked Sendable {
         let unlocked = pthread_mutex_unlock(mutex)
         precondition(unlocked == 0, "Lock.unlock: pthread_mutex_unlock failed (\(unlocked)): not held by this thread")
     }
+}
+
+/// A pthread mutex of its own allocation, error-checking: a thread locking
+/// what it holds traps instead of hanging.
+private func makeErrorCheckingMutex() -> UnsafeMutablePointer<pthread_mutex_t> {
+    let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    mutex.initialize(to: pthread_mutex_t())
+    var attributes = pthread_mutexattr_t()
+    pthread_mutexattr_init(&attributes)
+    pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
+    pthread_mutex_init(mutex, &attributes)
+    pthread_mutexattr_destroy(&attributes)
+    return mutex
 }
