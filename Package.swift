@@ -43,6 +43,8 @@ let package = Package(
                        providers: [.apt(["libavcodec-dev", "libavformat-dev", "libavutil-dev", "libswscale-dev"])]),
         .systemLibrary(name: "CNettle", pkgConfig: "nettle",
                        providers: [.apt(["nettle-dev"])]),
+        // Its SHA-256 alone (libnettle, not libhogweed and GMP): for the light modules.
+        .systemLibrary(name: "CNettleHash", pkgConfig: "nettle", providers: [.apt(["nettle-dev"])]),
         .systemLibrary(name: "CFreeType", pkgConfig: "freetype2",
                        providers: [.apt(["libfreetype-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa",
@@ -85,7 +87,7 @@ let package = Package(
         .target(name: "ObscuraConversion", dependencies: ["CFFmpeg", "ObscuraFFmpeg", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraEncoding", dependencies: ["CFFmpeg", "CV4L2", "ObscuraConversion", "ObscuraFFmpeg", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraAge", dependencies: ["CNettle", "CSystem", "ObscuraSystem"]),
-        .target(name: "ObscuraFiles", dependencies: ["CNettle", "ObscuraSystem"]),
+        .target(name: "ObscuraFiles", dependencies: ["CNettleHash", "ObscuraSystem"]),
         .target(name: "ObscuraHealth", dependencies: ["ObscuraMedia"]),
         // The text formats the service and the collector share: TOML
         // configuration files and Prometheus' metrics files.

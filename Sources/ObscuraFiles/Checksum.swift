@@ -1,4 +1,4 @@
-import CNettle
+import CNettleHash
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
