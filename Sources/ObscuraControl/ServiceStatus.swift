@@ -38,6 +38,10 @@ public struct ServiceStatus: Sendable, Codable, Equatable {
     public var bytesTotal = 0
     public var droppedFramesTotal = 0
     public var skippedFramesTotal = 0
+    /// Frames left out evenly to step a recording down, for a camera with
+    /// no frame-rate control: in the recording in progress, and since the start.
+    public var pacedFrames = 0
+    public var pacedFramesTotal = 0
     /// Frame in to packet out of the video encoder (mean, seconds), and the
     /// frames inside it now.
     public var encoderLatencySeconds = 0.0

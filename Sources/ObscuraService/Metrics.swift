@@ -57,6 +57,7 @@ extension ServiceStatus {
         m.add("obscura_recording_frames_per_second", .gauge, "Frame rate of the recording in progress, measured from the camera's timestamps.", framesPerSecond)
         m.add("obscura_dropped_frames_total", .counter, "Frames recordings lack because the encoder fell behind.", Double(droppedFramesTotal))
         m.add("obscura_skipped_frames_total", .counter, "Frames recordings lack because the camera never delivered them.", Double(skippedFramesTotal))
+        m.add("obscura_paced_frames_total", .counter, "Frames left out evenly to step a recording down (a camera without frame-rate control).", Double(pacedFramesTotal))
         m.add("obscura_encoder_latency_seconds", .gauge, "Mean time from a frame going into the video encoder to its packet coming out (last half second with packets).", encoderLatencySeconds)
         m.add("obscura_camera_to_file_seconds", .gauge, "Longest time from a frame's sensor timestamp to its packet being handed to the file (last half second with frames); a power cut loses about this plus the storage's sync.", cameraToFileSeconds)
         m.add("obscura_frames_in_encoder", .gauge, "Frames inside the video encoder with no packet out yet.", Double(framesInEncoder))

@@ -25,12 +25,14 @@ struct RecordingTotals: Sendable, Equatable {
     var bytes = 0
     var dropped = 0
     var skipped = 0
+    var paced = 0
 
-    mutating func add(frames: Int, bytes: Int, dropped: Int, skipped: Int) {
+    mutating func add(frames: Int, bytes: Int, dropped: Int, skipped: Int, paced: Int = 0) {
         self.frames += frames
         self.bytes += bytes
         self.dropped += dropped
         self.skipped += skipped
+        self.paced += paced
     }
 }
 

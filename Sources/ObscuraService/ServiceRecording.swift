@@ -169,11 +169,12 @@ extension RecorderService {
         status.cameraToFileSeconds = p.cameraToFile.seconds
         status.framesInEncoder = p.framesInEncoder
         status.skippedFramesTotal = p.skippedFrames
+        status.pacedFrames = p.thinnedFrames
     }
 
     func recordingFinished(_ path: String, _ reason: RecordingFinishReason, _ p: RecordingProgress, _ ended: RecordingInProgress?) {
         take(p)
-        totals.add(frames: p.frames, bytes: p.bytes, dropped: p.droppedFrames, skipped: p.skippedFrames)
+        totals.add(frames: p.frames, bytes: p.bytes, dropped: p.droppedFrames, skipped: p.skippedFrames, paced: p.thinnedFrames)
         status.recordings += 1
         status.lastRecording = path
         let seconds = String(format: "%.1f", p.duration.seconds)

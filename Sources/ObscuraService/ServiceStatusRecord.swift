@@ -37,11 +37,13 @@ extension ServiceStatus {
             s.framesPerSecond = 0
             s.framesInEncoder = 0
             s.skippedFramesTotal = 0
+            s.pacedFrames = 0
         }
         s.framesTotal = finished.frames + s.frames
         s.bytesTotal = finished.bytes + s.bytes
         s.droppedFramesTotal = finished.dropped + s.droppedFrames
         s.skippedFramesTotal += finished.skipped
+        s.pacedFramesTotal = finished.paced + s.pacedFrames
         s.freeBytes = storages.first { $0.name == "recordings" }?.freeBytes
         s.preview = preview
         return s

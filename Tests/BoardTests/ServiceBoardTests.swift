@@ -320,8 +320,9 @@ extension VirtualBoardTests {
             $o ctl --socket /tmp/svc/control.sock record start | sed 's/^/start: /'
             stepped() { grep -q "steps.* down from" /tmp/svc/log; }
             wait_for 150 "a step down" stepped
+            \(camera == .vimc ? "paced() { grep -qE '^obscura_paced_frames_total [1-9]' /tmp/svc/obscura.prom; }; wait_for 120 \"a frame left out for the pace\" paced" : "")
             $o status --socket /tmp/svc/control.sock | sed 's/^/status: /'
-            grep -E '^obscura_(camera_frame_rate|configured_frame_rate|frame_rate_steps_total)' /tmp/svc/obscura.prom | sed 's/^/metric: /'
+            grep -E '^obscura_(camera_frame_rate|configured_frame_rate|frame_rate_steps_total|paced_frames_total)' /tmp/svc/obscura.prom | sed 's/^/metric: /'
             $o ctl --socket /tmp/svc/control.sock record stop > /dev/null
             finished() { grep -q "recording finished" /tmp/svc/log; }
             wait_for 120 "the recording to finish" finished
@@ -353,6 +354,7 @@ extension VirtualBoardTests {
         // only: the pattern camera is slowed itself).
         let thinned = words.firstIndex(of: "pace").flatMap { Int(words[$0 + 1].trimmingCharacters(in: .punctuationCharacters)) } ?? 0
         #expect((thinned > 0) == (camera == .vimc), "\(finished)")
+        #expect(lines.contains { $0.hasPrefix("metric: obscura_paced_frames_total ") && !$0.hasSuffix(" 0") } == (camera == .vimc), "\(out)")
         print("PaceBoardTests (\(camera)): \(step.dropFirst(5)); \(finished.dropFirst(5))")
     }
 }
