@@ -16,7 +16,8 @@ import Glibc
 /// once and covers every request made meanwhile.
 ///
 /// `@unchecked Sendable`: `lock` guards `pending`, `again`, `closed`,
-/// `syncCount`, `requests`, `covered` and `firstFailure`; `file` (which
+/// `syncCount`, `requests`, `covered`, `framesRequest`, `framesSynced` and
+/// `firstFailure`; `file` (which
 /// closes itself once) and `path` are `let`s; syncs run on `queue`.
 public final class DataSyncer: @unchecked Sendable {
     private let file: OwnedFileDescriptor
@@ -45,6 +46,17 @@ public final class DataSyncer: @unchecked Sendable {
     /// Requests made, and how many of them the syncs begun so far cover.
     private var requests = 0
     private var covered = 0
+    /// The request that first asked for frames to be synced (the file's
+    /// first whole fragment), and when a sync covering it had succeeded
+    /// (CLOCK_MONOTONIC, ns): the moment the recording's first frame was
+    /// on the storage.
+    private var framesRequest: Int?
+    private var framesSynced: UInt64?
+    public var firstFramesDurableAt: UInt64? {
+        lock.lock()
+        defer { lock.unlock() }
+        return framesSynced
+    }
     /// Whether every request was followed by a sync that began after it.
     public var everyRequestCovered: Bool {
         lock.lock()
@@ -59,12 +71,15 @@ public final class DataSyncer: @unchecked Sendable {
         self.path = path
     }
 
-    /// Asks for what has been written so far to reach the storage.
-    public func request() {
+    /// Asks for what has been written so far to reach the storage;
+    /// `holdingFrames`: it holds frames (noted the first time, for
+    /// `firstFramesDurableAt`).
+    public func request(holdingFrames: Bool = false) {
         lock.lock()
         defer { lock.unlock() }
         guard !closed else { return }
         requests += 1
+        if holdingFrames, framesRequest == nil { framesRequest = requests }
         guard !pending else {
             again = true
             return
@@ -75,13 +90,16 @@ public final class DataSyncer: @unchecked Sendable {
                 lock.lock()
                 let open = !closed
                 covered = requests
+                let covering = covered
                 lock.unlock()
                 var failed: SystemError?
                 if open {
                     do throws(SystemError) { try Syscalls.fdatasync(fd, path: path) } catch { failed = error }
                 }
+                let done = Syscalls.monotonicNanoseconds()
                 lock.lock()
                 if firstFailure == nil { firstFailure = failed }
+                if open, failed == nil, framesSynced == nil, let asked = framesRequest, covering >= asked { framesSynced = done }
                 syncCount += 1
                 if again && !closed {
                     again = false

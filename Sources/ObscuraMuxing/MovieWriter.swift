@@ -398,8 +398,14 @@ public final class MovieWriter {
     private func syncWhatWasWritten() {
         guard let output, output.size > sizeSynced else { return }
         sizeSynced = output.size
-        syncer?.request()
+        syncer?.request(holdingFrames: completePackets > 0)
     }
+
+    /// When the file's first frames were on the storage (CLOCK_MONOTONIC,
+    /// ns): the sync of its first whole fragment done. Nil before, and for
+    /// a file written without fragments.
+    public var firstFramesDurableAt: UInt64? { syncer?.firstFramesDurableAt ?? firstFramesSynced }
+    private var firstFramesSynced: UInt64?
 
     /// Ends the fragment being built now, rather than at the next keyframe
     /// or at its length: its frames go to the file (and, encrypted, into
@@ -520,6 +526,7 @@ public final class MovieWriter {
     private func releaseContext(_ context: UnsafeMutablePointer<AVFormatContext>) {
         finished = true
         syncer?.close()
+        firstFramesSynced = firstFramesSynced ?? syncer?.firstFramesDurableAt
         syncer = nil
         context.pointee.pb = nil
         avformat_free_context(context)

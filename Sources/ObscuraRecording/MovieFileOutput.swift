@@ -195,6 +195,9 @@ public struct RecordingProgress: Sendable, Equatable {
     public var audioDrops = 0
     /// The file's time zero on CLOCK_MONOTONIC (the camera's clock), ns.
     public var timeZeroNanoseconds: UInt64?
+    /// When the recording's first frames were on the storage (its first
+    /// whole fragment synced), CLOCK_MONOTONIC ns; nil until then.
+    public var firstFramesDurableNanoseconds: UInt64?
     /// Each segment's time zero, the same way (pauses before it added).
     public var segmentTimeZeros: [UInt64] = []
     /// What was done to a file the recording could not finish cleanly (cut

@@ -408,6 +408,7 @@ final class RecordingRun {
     /// The progress so far, for `progress` and the events.
     private func publish() {
         progress.frames = sink.frames
+        progress.firstFramesDurableNanoseconds = sink.firstFramesDurableAt
         progress.audioPackets = sink.audioPackets
         progress.fileNotes = sink.notes
         if let audio = sink.audio { progress.audioCompensatedSamples = audio.compensatedSamples }

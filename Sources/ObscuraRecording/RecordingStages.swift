@@ -196,6 +196,13 @@ final class SegmentedFileSink {
     private(set) var notes: [String] = []
     /// Each file's time zero on the camera's clock.
     private(set) var timeZeros: [UInt64] = []
+    /// When the first file's first frames were on the storage (its
+    /// writer's `firstFramesDurableAt`, kept once that file is finished).
+    private var firstDurable: UInt64?
+    var firstFramesDurableAt: UInt64? {
+        if firstDurable == nil, index == 1 { firstDurable = writer?.firstFramesDurableAt }
+        return firstDurable
+    }
 
     init(path: String, container: MovieContainer, segmentLength: Int64? = nil, fragmentDuration: Duration,
          partialDirectory: String? = nil, recipients: [AgeRecipient] = [], alignedToChunks: Bool = false,
@@ -293,6 +300,7 @@ final class SegmentedFileSink {
             try audio?.end(into: ending)
             let sound = try audio?.begin(at: packet.dts * 1000)
             try ending.finish()
+            if index == 1, firstDurable == nil { firstDurable = ending.firstFramesDurableAt }
             bytesBefore += ending.bytesWritten
             framesBefore = frames
             audioPacketsBefore += ending.audioPacketsWritten

@@ -70,6 +70,9 @@ public enum ConfigurationReference {
 
 extension ConfigurationReference {
     static let recording: [Key] = [
+        key("recording.start", "string", quoted(defaults.recordingStart.rawValue), RecordingStart.allCases.map(\.rawValue).joined(separator: ", "),
+            quoted("power-on"),
+            "What starts a recording: the record button (or `obscura ctl record start`), or power-on: the service records from its start, with the segments and quota as set; the button still stops and starts it."),
         key("recording.folder", "string", quoted(defaults.recordingsFolder), path, quoted("/var/lib/obscura/recordings"),
             "Where finished recordings are kept."),
         key("recording.codec", "string", quoted(defaults.codec.rawValue), VideoCodec.allCases.map(\.rawValue).joined(separator: ", "), quoted("h264"),

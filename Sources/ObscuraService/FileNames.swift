@@ -86,3 +86,22 @@ public enum FileNames {
         return (renamed, problems)
     }
 }
+
+/// Names recordings begun one after another: one begun in the same second
+/// as the one before gets `-2`, then `-3`, … after its stem, as photos do (a
+/// stop and a start within a second would otherwise reuse the name, and
+/// the second file would replace the first).
+struct RecordingStems: Sendable {
+    private var last: String?
+    private var count = 0
+
+    mutating func next(_ stem: String) -> String {
+        guard stem != last else {
+            count += 1
+            return "\(stem)-\(count)"
+        }
+        last = stem
+        count = 1
+        return stem
+    }
+}

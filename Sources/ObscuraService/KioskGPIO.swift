@@ -1,6 +1,7 @@
 import Logging
 import ObscuraGPIO
 import ObscuraPhoto
+import ObscuraSystem
 
 /// The kiosk's buttons and LEDs as the board profile wires them: record,
 /// photo and flash buttons (debounced, a short or long press each an
@@ -54,8 +55,15 @@ struct KioskGPIO: Sendable {
             let b = try Button(name, activeLow: g.activeLowButtons, bias: g.bias, debounce: g.debounce, longPress: g.longPress)
             buttons.append(b)
             logger.info("button \(name): debounced by \(b.isKernelDebounced ? "the kernel" : "software") (\(g.debounce))")
+            // A press acts as the button goes down (debounced), not when it
+            // is let go: the recording holds the moment of the press. How
+            // long it is held changes nothing.
             Task { [events = b.events] in
-                for await event in events where event == .shortPress || event == .longPress { await action() }
+                for await event in events {
+                    guard case .pressed(let t) = event else { continue }
+                    logger.info("button \(name) pressed at \(String(printf: "%.6f", Double(t) / 1e9)) s (monotonic clock)")
+                    await action()
+                }
             }
         } catch {
             logger.warning("button \(name) unavailable: \(error)")

@@ -88,6 +88,8 @@ public actor RecorderService {
     /// boot-relative names (`FileNames`).
     var clockSynchronized = SystemClock.isSynchronized
     var said = SaidOnce()
+    /// The recordings' names: a second one begun within a second gets `-2`.
+    var stems = RecordingStems()
 
     /// How long a lost camera's session waits for it before the service
     /// drops the session and opens the camera afresh.
@@ -168,6 +170,7 @@ public actor RecorderService {
         startLive()
         await openCamera()
         if case .starting = state { enter(.idle) }
+        if configuration.recordingStart == .powerOn { await recordFromStart() }
         await storage.trimCard()
         await measureStorage()
         notifier.notify("READY=1\nSTATUS=\(statusLine)")

@@ -103,8 +103,10 @@ extension RecorderService {
     func resumeIfLost() {
         guard outages.resumeRecording, !stopping else { return }
         outages.resumeRecording = false
+        let why = configuration.recordingStart == .powerOn && status.recordings == 0
+            ? "recording from the start, now that the camera is there" : "recording goes on after the camera's loss"
         Task {
-            if let path = await startRecording() { logger.notice("recording goes on after the camera's loss: \(path)") }
+            if let path = await startRecording() { logger.notice("\(why): \(path)") }
         }
     }
 

@@ -16,6 +16,8 @@ import ObscuraOverlay
 /// board = "pi4b"                  # a profile name (board/profiles) or a path
 ///
 /// [recording]
+/// start = "button"                # button: the record button (or `obscura ctl`) starts it;
+///                                 # power-on: recording from the service's start, always on
 /// folder = "/var/lib/obscura/recordings"
 /// codec = "h264"                  # h264, hevc, mjpeg (prores422 needs a 10-bit 4:2:2 camera);
 ///                                 # fwht (vicodec's) is written as an elementary .fwht stream
@@ -111,6 +113,8 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var size: PixelSize?
     public var frameRate: Double?
     public var bitRate: Int?
+    /// What starts a recording (`recording.start`).
+    public var recordingStart = RecordingStart.button
     public var segmentSeconds = 300
     public var fragmentSeconds = 0.5
     public var preRecordSeconds = 0.0
@@ -160,6 +164,7 @@ public struct ServiceConfiguration: Sendable, Equatable {
         file = path
         board = try reader.string("board") ?? board
         recordingsFolder = try reader.string("recording.folder") ?? recordingsFolder
+        if let s = try reader.string("recording.start", allowed: RecordingStart.allCases.map(\.rawValue)) { recordingStart = RecordingStart(rawValue: s)! }
         photosFolder = try reader.string("photo.folder") ?? photosFolder
         photoRaw = try reader.bool("photo.raw") ?? false
         if let c = try reader.string("recording.codec", allowed: VideoCodec.allCases.map(\.rawValue)) { codec = VideoCodec(rawValue: c)! }
@@ -309,4 +314,12 @@ public struct ServiceConfiguration: Sendable, Equatable {
         if FileManager.default.fileExists(atPath: defaultPath) { return try ServiceConfiguration(contentsOf: defaultPath) }
         return ServiceConfiguration()
     }
+}
+
+/// What starts a recording: the record button (or `obscura ctl record
+/// start`), or the service's own start, for a recorder that is always on
+/// (the button still stops and starts it).
+public enum RecordingStart: String, Sendable, CaseIterable {
+    case button
+    case powerOn = "power-on"
 }

@@ -31,6 +31,16 @@ extension RecorderService {
     @discardableResult
     public func startRecording() async -> String? { await startRecording(retry: false) }
 
+    /// `recording.start = "power-on"`: a recording from the service's start;
+    /// without a camera yet, from when it comes (as after a camera's loss).
+    func recordFromStart() async {
+        guard opened != nil else {
+            outages.resumeRecording = true
+            return logger.notice("recording.start is power-on: recording starts when the camera is there")
+        }
+        if let path = await startRecording() { logger.info("recording from the start (recording.start is power-on): \(path)") }
+    }
+
     /// `retry`: a try after an encoder failed. A start asked for while one
     /// is being prepared gets that one's answer.
     func startRecording(retry: Bool) async -> String? {
@@ -73,7 +83,8 @@ extension RecorderService {
     }
 
     func begin(on target: StorageTargets.Target, _ opened: CameraSetup.Opened, retry: Bool) -> String? {
-        let path = "\(target.folder)/\(FileNames.stem(clockSynchronized: clockSynchronized)).\(configuration.recordingExtension)"
+        let stem = stems.next(FileNames.stem(clockSynchronized: clockSynchronized))
+        let path = "\(target.folder)/\(stem).\(configuration.recordingExtension)"
         let movie = opened.movie
         movie.segmentDuration = configuration.segmentSeconds > 0 ? .seconds(configuration.segmentSeconds) : nil
         movie.minFreeDiskSpace = target.minFree
@@ -170,6 +181,18 @@ extension RecorderService {
         status.framesInEncoder = p.framesInEncoder
         status.skippedFramesTotal = p.skippedFrames
         status.pacedFrames = p.thinnedFrames
+        sayFirstFramesDurable(p)
+    }
+
+    /// Once per recording: when its first frames were on the storage, on the
+    /// monotonic clock beside when the first was taken (what
+    /// bench/press-to-file and bench/first-frame read).
+    func sayFirstFramesDurable(_ p: RecordingProgress) {
+        guard let r = recording, !r.durableSaid, let durable = p.firstFramesDurableNanoseconds,
+              let zero = p.timeZeroNanoseconds else { return }
+        state.updateRecording { $0.durableSaid = true }
+        let seconds = { (ns: UInt64) in String(format: "%.6f", Double(ns) / 1e9) }
+        logger.info("recording \(r.file): first frames on the storage at \(seconds(durable)) s, the first taken at \(seconds(zero)) s (monotonic clock)")
     }
 
     func recordingFinished(_ path: String, _ reason: RecordingFinishReason, _ p: RecordingProgress, _ ended: RecordingInProgress?) {

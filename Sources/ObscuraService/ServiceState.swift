@@ -139,6 +139,8 @@ struct RecordingInProgress: Sendable {
     var task: Task<Void, Never>?
     /// Whether its first frame's time was journaled.
     var firstFrameSaid = false
+    /// Whether the moment its first frames were on the storage was journaled.
+    var durableSaid = false
     /// Stopped because its drive went away: it goes on on the card.
     var driveRemoved = false
 }

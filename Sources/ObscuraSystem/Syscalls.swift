@@ -644,7 +644,6 @@ extension Syscalls {
         }
     }
 
-    /// CLOCK_MONOTONIC in nanoseconds (the clock of camera and GPIO timestamps).
     /// CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID), ns.
     public static func threadCPUNanoseconds() -> UInt64 {
         var ts = timespec()
@@ -671,6 +670,7 @@ extension Syscalls {
         guard rc == 0 else { throw SystemError(call: "pthread_setschedparam", code: rc, detail: "SCHED_RR \(priority)") }
     }
 
+    /// CLOCK_MONOTONIC in nanoseconds (the clock of camera and GPIO timestamps).
     public static func monotonicNanoseconds() -> UInt64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)

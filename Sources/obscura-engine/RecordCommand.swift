@@ -280,6 +280,7 @@ struct RecordCommand: AsyncParsableCommand {
         var summary: (reason: RecordingFinishReason, progress: RecordingProgress)?
         // (A recorder that cannot keep up steps the rate down, as the service does.)
         var pace = RecordingPace(device: device, nominal: settings.nominalFrameRate)
+        var durableSaid = false
         for await event in events {
             switch event {
             case .started:
@@ -299,6 +300,10 @@ struct RecordCommand: AsyncParsableCommand {
             case .encoderRetuned(let said):
                 Log.note("encoder \(said)")
             case .progress(let p):
+                if !durableSaid, let durable = p.firstFramesDurableNanoseconds {
+                    durableSaid = true
+                    Log.note("first frames on the storage: \(durable) ns (CLOCK_MONOTONIC)")
+                }
                 Log.status(String(format: "recording %.1f s, %d frames, %d KiB, %.1f fps, dropped %d, camera to file ≤ %.2f s (to the encoder %.2f s)",
                                   p.duration.seconds, p.frames, p.bytes / 1024, p.frameRate, p.droppedFrames,
                                   p.cameraToFile.seconds, p.cameraToEncoder.seconds))

@@ -28,6 +28,16 @@ import ObscuraFiles
         #expect(FileNames.wallClockName(for: "obscura-20261118-101010.mp4", bootID: "0badf00d", wallClock: map) == nil)
     }
 
+    /// Recordings begun within one second get names of their own (a stop
+    /// and a start within a second would otherwise replace the first file).
+    @Test func recordingsBegunInOneSecondGetNamesOfTheirOwn() {
+        var stems = RecordingStems()
+        #expect(["obscura-20261118-101010", "obscura-20261118-101010", "obscura-20261118-101010", "obscura-20261118-101011",
+                 "obscura-20261118-101011"].map { stems.next($0) }
+                == ["obscura-20261118-101010", "obscura-20261118-101010-2", "obscura-20261118-101010-3", "obscura-20261118-101011",
+                    "obscura-20261118-101011-2"])
+    }
+
     /// Once the clock is known the service renames this boot's files; each
     /// checksum follows its file and still verifies with sha256sum.
     @Test func bootNamedFilesAreRenamedWithTheirChecksums() throws {
