@@ -63,6 +63,11 @@ import TestSupport
         var packetSizes: [Int] = []
         /// The kill cut a write itself: the file ends inside a sealed chunk.
         var tornWrite = false
+        /// What the recorder said besides its progress (the encoder and its
+        /// changes, the file's opening), and the frames the --timestamps
+        /// file had when it was killed: what a failure is read with.
+        var said: [String] = []
+        var stamped = 0
 
         var what: String {
             "killed after \(String(format: "%.2f", delay)) s\(aligned ? ", aligned" : "")\(segmented ? ", in segments" : ""), "
@@ -118,6 +123,8 @@ import TestSupport
         let files = (try? FileManager.default.contentsOfDirectory(atPath: dir))?.filter { $0.hasPrefix(name + ".") || $0.hasPrefix(name + "-") }.sorted() ?? []
         defer { for f in files + [name + ".txt"] { try? FileManager.default.removeItem(atPath: dir + "/" + f) } }
         let recorded = ((try? String(contentsOfFile: stamps, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Double($0) }.map { $0 / 1000 }
+        t.stamped = recorded.count
+        t.said = Array(log.split(separator: "\n").map(String.init).filter { !$0.contains("obscura: recording ") }.suffix(12))
         // Finished segments, then the one the kill interrupted.
         let finished = files.filter { $0.hasSuffix(".age") }
         let partials = files.filter { $0.hasSuffix(".age.partial") }
@@ -305,7 +312,7 @@ import TestSupport
             if !t.aligned, perChunk == nil, Double(t.frames) < Double(t.reported) - fragment { unmeasured += 1; continue }
             let allowed = fragment + (t.aligned ? 0 : (perChunk ?? 0) + 1)
             #expect(Double(t.frames) >= Double(t.reported) - allowed,
-                    "\(what): \(t.frames) frames decrypted, \(t.reported) reported, \(String(format: "%.0f", allowed)) may be lost (a chunk holds up to \(String(format: "%.1f", perChunk ?? 0)) of its frames: \(t.packetSizes))")
+                    "\(what): \(t.frames) frames decrypted, \(t.reported) reported, \(t.stamped) in the timestamps file, \(String(format: "%.0f", allowed)) may be lost (a chunk holds up to \(String(format: "%.1f", perChunk ?? 0)) of its frames: \(t.packetSizes)); the recorder said: \(t.said.joined(separator: " | "))")
         }
         print("EncryptedKillTests \(container): \(played[false] ?? 0) played clean as usual (\(cut) cut back to a whole fragment), "
               + "\(played[true] ?? 0) aligned (age -d's output clean too), \(early) killed before anything was decryptable, \(torn) killed inside a write, "
