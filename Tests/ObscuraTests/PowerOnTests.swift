@@ -9,6 +9,14 @@ import ObscuraSystem
 /// record button still stops and starts it, and a wrong value is named with
 /// its line. The service runs in-process on the test pattern.
 @Suite(.serialized) struct PowerOnTests {
+    /// An empty scratch folder `name` (the test removes it).
+    private func fresh(_ name: String) throws -> String {
+        let folder = scratchPath("power-on", name)
+        try? FileManager.default.removeItem(atPath: folder)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
     private func service(in folder: String, start: String) throws -> RecorderService {
         let path = try PatternService.writeConfiguration(in: folder, recording: "start = \"\(start)\"\nsegment_seconds = 0", metricsInterval: 10)
         let configuration = try ServiceConfiguration.load(path)
@@ -18,9 +26,7 @@ import ObscuraSystem
     }
 
     @Test func aPowerOnServiceRecordsFromItsStartAndTheButtonStillStopsAndStartsIt() async throws {
-        let folder = scratchPath("power-on", "records")
-        try? FileManager.default.removeItem(atPath: folder)
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try fresh("records")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let service = try service(in: folder, start: "power-on")
         try await service.start()
@@ -50,9 +56,7 @@ import ObscuraSystem
     }
 
     @Test func aButtonServiceWaitsForThePress() async throws {
-        let folder = scratchPath("power-on", "button")
-        try? FileManager.default.removeItem(atPath: folder)
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try fresh("button")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let service = try service(in: folder, start: "button")
         try await service.start()
@@ -61,9 +65,7 @@ import ObscuraSystem
     }
 
     @Test func aWrongStartIsNamedWithItsLineAndWhatIsAllowed() throws {
-        let folder = scratchPath("power-on", "wrong")
-        try? FileManager.default.removeItem(atPath: folder)
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let folder = try fresh("wrong")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = try PatternService.writeConfiguration(in: folder, recording: "start = \"boot\"")
         let line = try #require(try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
