@@ -64,6 +64,18 @@ public final class Button: Sendable {
         let longNs = UInt64(longPress.components.seconds) * 1_000_000_000 + UInt64(longPress.components.attoseconds / 1_000_000_000)
         var pressedAt: UInt64?
         var longReported = false
+        func report(_ t: Debouncer.Transition) {
+            if t.level {
+                pressedAt = t.timestampNanoseconds
+                longReported = false
+                continuation.yield(.pressed(t.timestampNanoseconds))
+            } else if let p = pressedAt {
+                let held = Duration.nanoseconds(Int64(t.timestampNanoseconds &- p))
+                continuation.yield(.released(t.timestampNanoseconds, held: held))
+                if !longReported { continuation.yield(.shortPress) }
+                pressedAt = nil
+            }
+        }
         while !wakeup.isSignalled, let fd = line.descriptor {
             let now = Syscalls.monotonicNanoseconds()
             var wait: UInt64?
@@ -77,21 +89,12 @@ public final class Button: Sendable {
             } catch {
                 break
             }
-            for e in edges { debouncer.edge(e.kind == .rising, at: e.timestampNanoseconds) }
+            for e in edges {
+                if let t = debouncer.edge(e.kind == .rising, at: e.timestampNanoseconds) { report(t) }
+            }
             let later = Syscalls.monotonicNanoseconds()
             let observed = debouncer.deadline.map { later >= $0 } == true ? (try? line.value()) : nil
-            if let t = debouncer.advance(to: later, observed: observed) {
-                if t.level {
-                    pressedAt = t.timestampNanoseconds
-                    longReported = false
-                    continuation.yield(.pressed(t.timestampNanoseconds))
-                } else if let p = pressedAt {
-                    let held = Duration.nanoseconds(Int64(t.timestampNanoseconds &- p))
-                    continuation.yield(.released(t.timestampNanoseconds, held: held))
-                    if !longReported { continuation.yield(.shortPress) }
-                    pressedAt = nil
-                }
-            }
+            if let t = debouncer.advance(to: later, observed: observed) { report(t) }
             if let p = pressedAt, !longReported, later >= p + longNs {
                 longReported = true
                 continuation.yield(.longPress)

@@ -26,11 +26,25 @@ public struct Debouncer: Sendable {
         raw = initialLevel
     }
 
-    /// An edge: the contact is now at `level`.
-    public mutating func edge(_ level: Bool, at timestamp: UInt64) {
+    /// An edge: the contact is now at `level`. The edges' own timestamps
+    /// decide, not when they are read: if the level before this edge had
+    /// already held for a whole period, it counts and is returned here, even
+    /// when a busy reader gets both edges at once (a release and the next
+    /// press 150 ms later are two transitions, however late they are read).
+    @discardableResult
+    public mutating func edge(_ level: Bool, at timestamp: UInt64) -> Transition? {
+        var settled: Transition?
+        if let start = burstStart, timestamp >= lastEdge &+ periodNanoseconds {
+            burstStart = nil
+            if raw != self.level {
+                self.level = raw
+                settled = Transition(level: raw, timestampNanoseconds: start)
+            }
+        }
         if burstStart == nil { burstStart = timestamp }
         raw = level
         lastEdge = timestamp
+        return settled
     }
 
     /// When `advance` next has something to decide (nil: nothing pending).

@@ -54,7 +54,7 @@ extension VirtualBoardTests {
                 printf "%s status-ms=%d\\n", $phase, ask("status");
                 printf "%s ctl-ms=%d\\n", $phase, ask("flash on");
                 until_led("1") or print "$phase led-never-on\\n";
-                # A short press is one when the button is let go (a long one is told apart).
+                # A press acts as the button goes down (pull-down: the buttons are active-low).
                 put("$button/pull", "pull-up"); sleep 0.15;
                 my $t = time; put("$button/pull", "pull-down");
                 my $changed = until_led("0", $t);

@@ -77,6 +77,21 @@ import ObscuraFiles
         #expect(d.advance(to: 60_000_000, observed: true) == nil)
     }
 
+    /// A reader held up (a busy board) gets a release and the next press,
+    /// 150 ms apart, in one read: both count, as their timestamps say.
+    @Test func aReleaseAndAPressReadTogetherLateAreTwoTransitions() {
+        var d = Debouncer(period: .milliseconds(20), initialLevel: true)
+        #expect(d.edge(false, at: 1_000_000_000) == nil)
+        let release = d.edge(true, at: 1_150_000_000)
+        #expect(release == Debouncer.Transition(level: false, timestampNanoseconds: 1_000_000_000))
+        #expect(d.advance(to: 1_400_000_000, observed: true) == Debouncer.Transition(level: true, timestampNanoseconds: 1_150_000_000))
+        // A glitch read late is still a glitch: 5 ms up, then down again.
+        #expect(d.edge(false, at: 2_000_000_000) == nil)
+        #expect(d.edge(true, at: 2_005_000_000) == nil)
+        #expect(d.advance(to: 2_500_000_000, observed: true) == nil)
+        #expect(d.level == true)
+    }
+
     @Test func flashModesCycleAndShowOnTheirLED() {
         #expect(FlashMode.auto.next == .on && FlashMode.on.next == .off && FlashMode.off.next == .auto)
         #expect(FlashMode.on.ledPattern == .on && FlashMode.off.ledPattern == .off)
