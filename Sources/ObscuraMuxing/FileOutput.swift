@@ -75,6 +75,9 @@ final class FileOutput {
     /// Whether what is written is encrypted (an age file).
     var encrypted: Bool { encryptor != nil }
 
+    /// Encrypting: plaintext in the cipher, not yet sealed into a chunk.
+    var heldPlaintext: Int { encryptor?.heldBytes ?? 0 }
+
     /// The bytes in the file on the storage: the container's (plain), or the
     /// age file's header and sealed chunks (encrypted).
     var bytesInFile: Int64 { encryptor != nil ? cipherSize : size }

@@ -171,7 +171,9 @@ public final class MovieWriter {
             defer { av_dict_free(&options) }
             if let fragmentDuration, container != .elementary {
                 let micros = fragmentDuration.components.seconds * 1_000_000 + fragmentDuration.components.attoseconds / 1_000_000_000_000
-                fragmentLength = av_rescale_q(micros, AVRational(num: 1, den: 1_000_000), video.timeBase)
+                let length = av_rescale_q(micros, AVRational(num: 1, den: 1_000_000), video.timeBase)
+                fragmentLength = length
+                if encryptor != nil, alignment == nil { heldChunk = HeldChunk(length: length) }
                 for (key, value) in Self.fragmentOptions(container, microseconds: micros, aligned: alignment != nil) {
                     av_dict_set(&options, key, value, 0)
                 }
@@ -267,6 +269,8 @@ public final class MovieWriter {
     private var fragmentOpen = false
     /// Fragments aligned to age's chunks: where to end them.
     private var alignment: FragmentAlignment?
+    /// Encrypted, fragments not aligned: the chunk not yet sealed, in time.
+    private var heldChunk: HeldChunk?
 
     private var guessedDuration: Int64 {
         let interval = nominalInterval > 0 && lastDuration > 0 ? min(nominalInterval, lastDuration)
@@ -303,7 +307,9 @@ public final class MovieWriter {
         if packet.isKeyframe, fragmentOpen, alignment == nil { try endFragment() }
         av_packet_rescale_ts(raw, codecTimeBase, stream.pointee.time_base)
         let size = Int(raw.pointee.size)
+        let sizeBefore = output?.size ?? 0
         try toFile(mux(context, raw), muxCall)
+        heldChunk?.handed(dts: dts, size: size, muxerWroteBefore: (output?.size ?? 0) > sizeBefore)
         if alignment != nil, let output, output.size > completeSize {
             // The muxer ended a fragment itself (Matroska, before a keyframe):
             // it is aligned now, and the next one starts with this packet.
@@ -347,6 +353,7 @@ public final class MovieWriter {
     private func endFragment() throws {
         guard let context, container != .elementary else { return }
         try toFile(av_write_frame(context, nil), "av_write_frame (flush)")
+        heldChunk?.fragmentWritten()
         fragmentStart = nil
         fragmentOpen = false
         if container == .mp4 || container == .mov {
@@ -359,12 +366,21 @@ public final class MovieWriter {
         guard let output, output.error == nil else { return }
         output.atOnce {
             output.commit()
-            if alignment != nil || completeSize == headerSize, encrypted, packetsWritten > 0, output.size > completeSize {
+            guard encrypted, packetsWritten > 0, output.size > completeSize else { return }
+            if alignment != nil || completeSize == headerSize {
                 // Whole fragments came (where this writer ended one, or the
                 // muxer did; or the first, always): filled up to age's chunk,
                 // which is sealed.
                 output.alignToChunk()
                 alignment?.aligned()
+                heldChunk?.sealed()
+            } else if heldChunk?.committed(before: completeSize, after: output.size, held: output.heldPlaintext,
+                                           newest: previousDTS) == true {
+                // The chunk not yet sealed has waited a fragment's length (a
+                // still picture's frames of a kilobyte: 64 KiB of them last
+                // seconds): filled and sealed now (`HeldChunk`).
+                output.alignToChunk()
+                heldChunk?.sealed()
             }
         }
         guard output.error == nil else { return }
