@@ -54,11 +54,13 @@ extension VirtualBoardTests {
                 printf "%s status-ms=%d\\n", $phase, ask("status");
                 printf "%s ctl-ms=%d\\n", $phase, ask("flash on");
                 until_led("1") or print "$phase led-never-on\\n";
-                # A press acts as the button goes down (pull-down: the buttons are active-low).
-                put("$button/pull", "pull-up"); sleep 0.15;
-                my $t = time; put("$button/pull", "pull-down");
+                # A press acts as the button goes down (pull-up: gpio-sim's
+                # lines are active-high); held 0.15 s, then let go for 0.15 s,
+                # well past the debounce, as a hand does, before the next.
+                my $t = time; put("$button/pull", "pull-up");
                 my $changed = until_led("0", $t);
                 printf "%s button-ms=%d led-changed=%s\\n", $phase, int((time - $t) * 1000), $changed ? "yes" : "no";
+                sleep 0.15; put("$button/pull", "pull-down"); sleep 0.15;
             }
             P
             measure() { perl /tmp/svc/measure.pl "$1" /tmp/svc/control.sock "$(node flash-button)" "$(node flash-led)"; }
