@@ -68,14 +68,22 @@ let package = Package(
         // Swift modules.
         // Light modules (FoundationEssentials at most: no ICU), which the
         // `obscura` front links: the system layer, TOML, the service's
-        // control socket and status, and the front's own commands.
+        // control socket and status, the configuration and the board
+        // profiles, the doctor's checks that need no camera, and the front's
+        // own commands.
         .target(name: "ObscuraSystem", dependencies: ["CSystem"]),
         .target(name: "ObscuraTOML", dependencies: ["CTOML", "ObscuraSystem"]),
         .target(name: "ObscuraControl", dependencies: ["ObscuraTOML", "ObscuraSystem"]),
+        // What the configuration says, with its vocabulary (codecs,
+        // containers, the caption, age recipients, GPIO line names): the
+        // heavy modules that act on it re-export it.
+        .target(name: "ObscuraSettings", dependencies: ["ObscuraControl", "ObscuraHealth", "ObscuraMedia", "ObscuraSystem", "ObscuraTOML"]),
+        // `obscura doctor`'s checks that need no camera, and its report.
+        .target(name: "ObscuraDoctor", dependencies: ["ObscuraControl", "ObscuraFiles", "ObscuraSettings", "ObscuraSystem"]),
         // Who may fetch recordings or watch (authorized keys, the view account).
         .target(name: "ObscuraAccess", dependencies: ["ObscuraFiles", "ObscuraSystem"]),
         .target(name: "ObscuraCommandLine", dependencies: [
-            "ObscuraAccess", "ObscuraControl", "ObscuraSystem", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "ObscuraAccess", "ObscuraControl", "ObscuraSettings", "ObscuraSystem", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .target(name: "ObscuraMedia", dependencies: ["ObscuraSystem"]),
         .target(name: "ObscuraCamera", dependencies: ["CCamera", "ObscuraMedia", "ObscuraSystem"]),
@@ -85,36 +93,36 @@ let package = Package(
         // Pixel conversion (swscale): what capture and encoding both need,
         // so that capture does not depend on encoding.
         .target(name: "ObscuraConversion", dependencies: ["CFFmpeg", "ObscuraFFmpeg", "ObscuraMedia", "ObscuraSystem"]),
-        .target(name: "ObscuraEncoding", dependencies: ["CFFmpeg", "CV4L2", "ObscuraConversion", "ObscuraFFmpeg", "ObscuraMedia", "ObscuraSystem"]),
-        .target(name: "ObscuraAge", dependencies: ["CNettle", "CSystem", "ObscuraSystem"]),
+        .target(name: "ObscuraEncoding", dependencies: ["CFFmpeg", "CV4L2", "ObscuraConversion", "ObscuraFFmpeg", "ObscuraMedia", "ObscuraSettings", "ObscuraSystem"]),
+        .target(name: "ObscuraAge", dependencies: ["CNettle", "CSystem", "ObscuraSettings", "ObscuraSystem"]),
         .target(name: "ObscuraFiles", dependencies: ["CNettleHash", "ObscuraSystem"]),
-        .target(name: "ObscuraHealth", dependencies: ["ObscuraMedia"]),
+        .target(name: "ObscuraHealth", dependencies: ["ObscuraMedia", "ObscuraSystem"]),
         // The text formats the service and the collector share: TOML
         // configuration files and Prometheus' metrics files.
         .target(name: "ObscuraFormats", dependencies: ["ObscuraTOML", "ObscuraFiles", "ObscuraSystem"]),
-        .target(name: "ObscuraMuxing", dependencies: ["CFFmpeg", "ObscuraAge", "ObscuraFFmpeg", "ObscuraFiles", "ObscuraSystem"]),
+        .target(name: "ObscuraMuxing", dependencies: ["CFFmpeg", "ObscuraAge", "ObscuraFFmpeg", "ObscuraFiles", "ObscuraSettings", "ObscuraSystem"]),
         .target(name: "ObscuraAudio", dependencies: ["CALSA", "ObscuraMedia", "ObscuraSystem"]),
-        .target(name: "ObscuraGPIO", dependencies: ["CGPIO", "ObscuraSystem"]),
+        .target(name: "ObscuraGPIO", dependencies: ["CGPIO", "ObscuraSettings", "ObscuraSystem"]),
         .target(name: "ObscuraCapture", dependencies: ["ObscuraAudio", "ObscuraCamera", "ObscuraConversion", "ObscuraMedia", "ObscuraSystem"]),
         // Cameras in software, which the product offers: the test pattern
         // (`synthetic`), for trying a kiosk before a camera is fitted, and a
         // file's raw frames (`file:`), for choosing the picture watch's
         // thresholds on footage.
         .target(name: "ObscuraSoftwareCamera", dependencies: ["ObscuraCamera", "ObscuraCapture", "ObscuraMedia", "ObscuraSystem"]),
-        .target(name: "ObscuraOverlay", dependencies: ["CFreeType", "ObscuraMedia", "ObscuraSystem"]),
+        .target(name: "ObscuraOverlay", dependencies: ["CFreeType", "ObscuraMedia", "ObscuraSettings", "ObscuraSystem"]),
         .target(name: "ObscuraRecording", dependencies: ["CFFmpeg", "ObscuraFFmpeg", "ObscuraAge", "ObscuraConversion", "ObscuraOverlay", "ObscuraCapture", "ObscuraEncoding", "ObscuraMuxing", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraPhoto", dependencies: ["CImage", "CV4L2", "ObscuraConversion", "ObscuraOverlay", "ObscuraCapture", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
         .target(name: "ObscuraPreview", dependencies: ["CLibDRM", "CFFmpeg", "ObscuraConversion", "ObscuraOverlay", "ObscuraCapture", "ObscuraEncoding", "ObscuraMedia", "ObscuraSystem"]),
-        .target(name: "ObscuraService", dependencies: [logging, "ObscuraControl", "ObscuraAge", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraFormats", "ObscuraFiles", "ObscuraOverlay", "ObscuraAudio", "ObscuraPhoto", "ObscuraPreview", "ObscuraCapture", "ObscuraSoftwareCamera", "ObscuraRecording", "ObscuraGPIO", "ObscuraHealth", "ObscuraMedia", "ObscuraSystem"]),
+        .target(name: "ObscuraService", dependencies: [logging, "ObscuraControl", "ObscuraAge", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraFormats", "ObscuraFiles", "ObscuraOverlay", "ObscuraAudio", "ObscuraPhoto", "ObscuraPreview", "ObscuraCapture", "ObscuraSoftwareCamera", "ObscuraRecording", "ObscuraGPIO", "ObscuraHealth", "ObscuraMedia", "ObscuraSettings", "ObscuraDoctor", "ObscuraSystem"]),
         .target(name: "ObscuraRetrieval", dependencies: ["ObscuraAccess", "ObscuraAge", "ObscuraFiles", "ObscuraMuxing", "ObscuraSystem"]),
         .target(name: "ObscuraFleet", dependencies: ["ObscuraAge", "ObscuraFiles", "ObscuraFormats", "ObscuraRetrieval", "ObscuraSystem"]),
         .executableTarget(name: "obscura", dependencies: [
-            "ObscuraCommandLine", "ObscuraSystem", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "ObscuraCommandLine", "ObscuraControl", "ObscuraDoctor", "ObscuraSettings", "ObscuraSystem", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "obscura-engine", dependencies: [
             "ObscuraCommandLine", "ObscuraFleet", "ObscuraRetrieval", "ObscuraAudio", "ObscuraAge", "ObscuraOverlay",
             "ObscuraRecording", "ObscuraCapture", "ObscuraSoftwareCamera", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraMedia", "ObscuraService", "ObscuraPhoto", "ObscuraPreview",
-            "ObscuraFiles", "ObscuraHealth", "ObscuraSystem",
+            "ObscuraFiles", "ObscuraHealth", "ObscuraSystem", "ObscuraDoctor", "ObscuraControl",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             logging,
         ]),

@@ -8,6 +8,7 @@
 #include <linux/udmabuf.h>
 #endif
 #include <fcntl.h>
+#include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/xattr.h>
@@ -86,6 +87,11 @@ int obscura_name_thread(pthread_t thread, const char *name)
     strncpy(cut, name, sizeof(cut) - 1);
     cut[sizeof(cut) - 1] = 0;
     return pthread_setname_np(thread, cut);
+}
+
+int obscura_pipe_cloexec(int fds[2])
+{
+    return pipe2(fds, O_CLOEXEC);
 }
 
 int obscura_accept(int fd)

@@ -9,7 +9,7 @@ public enum ObscuraProgram {
     public static let version = "0.1.0"
 
     /// The subcommands the front runs itself.
-    public static let lightCommands: Set<String> = ["status", "ctl", "keys", "view-serve"]
+    public static let lightCommands: Set<String> = ["status", "ctl", "keys", "view-serve", "config", "doctor"]
 
     /// The root command's configuration, with the subcommands an executable holds.
     public static func configuration(subcommands: [any ParsableCommand.Type]) -> CommandConfiguration {

@@ -4,12 +4,8 @@ import Foundation
 import ObscuraConversion
 import ObscuraMedia
 
-public enum AudioCodec: String, Sendable, CaseIterable {
-    /// AAC-LC, FFmpeg's native encoder: MP4, MOV and MKV.
-    case aac
-    /// Opus (libopus), 48 kHz: MKV only.
-    case opus
-
+extension AudioCodec {
+    /// libavcodec's encoder for the codec.
     var encoderName: String { self == .aac ? "aac" : "libopus" }
 }
 

@@ -2,26 +2,8 @@ import CFFmpeg
 import ObscuraConversion
 import ObscuraFFmpeg
 import ObscuraMedia
+@_exported import ObscuraSettings
 import ObscuraSystem
-
-/// Video codecs Obscura encodes.
-public enum VideoCodec: String, Sendable, CaseIterable, CustomStringConvertible {
-    case h264, hevc, prores422, mjpeg
-    /// vicodec's codec (a V4L2 test codec), for the hardware path off a real
-    /// board; written as an elementary stream.
-    case fwht
-    public var description: String { rawValue }
-
-    /// Camera formats the codec may record from, nil for any. ProRes 422 is
-    /// offered only from a 10-bit 4:2:2 active format ('x422', TN3104):
-    /// anything else would be upsampled 8-bit video in a 10-bit container.
-    public var requiredInputs: [PixelFormat]? {
-        self == .prores422 ? [.p210] : nil
-    }
-
-    /// Whether the codec may record frames of `format`.
-    public func accepts(_ format: PixelFormat) -> Bool { requiredInputs.map { $0.contains(format) } ?? true }
-}
 
 /// What to encode, in the spirit of AVFoundation's video output settings.
 public struct VideoEncoderSettings: Sendable, Equatable {

@@ -1,21 +1,9 @@
 import CGPIO
 import ObscuraSystem
+@_exported import ObscuraSettings
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// A GPIO line named by its chip's label and its own name — never by number,
-/// since boards renumber their chips (Pi 5 moved its header from gpiochip4 to
-/// gpiochip0).
-public struct GPIOLineName: Sendable, Hashable, CustomStringConvertible {
-    public let chip: String
-    public let line: String
-    public init(chip: String, line: String) {
-        self.chip = chip
-        self.line = line
-    }
-    public var description: String { "\(chip)/\(line)" }
-}
 
 /// An edge seen on an input line, with the kernel's timestamp.
 public struct GPIOEdge: Sendable, Equatable {
@@ -25,7 +13,6 @@ public struct GPIOEdge: Sendable, Equatable {
     public let timestampNanoseconds: UInt64
 }
 
-public enum GPIOBias: Int32, Sendable { case asIs = 0, disabled = 1, pullUp = 2, pullDown = 3 }
 public enum GPIOEdgeDetection: Int32, Sendable { case none = 0, rising = 1, falling = 2, both = 3 }
 
 /// A requested GPIO line. It owns its kernel request (and descriptor) and

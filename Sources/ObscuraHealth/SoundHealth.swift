@@ -1,4 +1,11 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import ObscuraMedia
 
 /// What the kiosk listens to its microphone for: digital silence or a level
@@ -27,7 +34,7 @@ public struct SoundHealthSettings: Sendable, Equatable {
     public init() {}
 
     /// A sample this far from zero or further counts as clipped (0.1 dB under full scale).
-    public static let clipLevel = Int32(32767 * pow(10, -0.1 / 20))
+    public static let clipLevel = Int32(32767 * pow(10.0, -0.1 / 20))
 }
 
 /// One buffer of sound summed up where it was captured: all the sound

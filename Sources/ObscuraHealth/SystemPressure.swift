@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import ObscuraSystem
 
 /// How hard the board is pressed, as AVFoundation names it
 /// (`AVCaptureDevice.SystemPressureState.Level`): nominal, fair, serious,
@@ -86,7 +91,7 @@ public struct SystemPressure: Sendable {
         var found: (level: PressureLevel, why: String) = (.nominal, "")
         func consider(_ level: PressureLevel, _ why: String) { if level > found.level { found = (level, why) } }
         if let c = reading.celsius {
-            let said = String(format: "temperature %.1f °C", c)
+            let said = String(printf: "temperature %.1f °C", c)
             if c >= settings.criticalCelsius - margin { consider(.critical, said) }
             else if c >= settings.seriousCelsius - margin { consider(.serious, said) }
             else if c >= settings.fairCelsius - margin { consider(.fair, said) }

@@ -4,18 +4,14 @@ import Dispatch
 import Foundation
 import ObscuraAge
 import ObscuraSystem
+@_exported import ObscuraSettings
 #if canImport(Glibc)
 import Glibc
 import ObscuraFiles
 #endif
 
-/// Movie containers.
-public enum MovieContainer: String, Sendable, CaseIterable {
-    case mp4, mov, mkv
-    /// No container: the encoder's packets one after another (an H.264
-    /// Annex B stream, or a codec no container knows, such as FWHT).
-    case elementary
-
+extension MovieContainer {
+    /// libavformat's name for the container.
     var formatName: String {
         switch self {
         case .mp4: "mp4"
@@ -23,33 +19,6 @@ public enum MovieContainer: String, Sendable, CaseIterable {
         case .mkv: "matroska"
         case .elementary: "data"
         }
-    }
-
-    /// The container for a file name's extension.
-    /// The file name extensions that say this container.
-    public var pathExtensions: [String] {
-        switch self {
-        case .mp4: ["mp4", "m4v"]
-        case .mov: ["mov"]
-        case .mkv: ["mkv"]
-        case .elementary: ["fwht", "h264", "264", "hevc", "265", "es"]
-        }
-    }
-
-    /// The container a file name says: its extension, or the one before
-    /// `.age` for an encrypted file (`x.mp4.age`).
-    public init?(path: String) {
-        var name = (path as NSString).lastPathComponent
-        if name.lowercased().hasSuffix(".age") { name.removeLast(4) }
-        self.init(pathExtension: (name as NSString).pathExtension)
-    }
-
-    /// Whether a file name is an encrypted (age) file's.
-    public static func isEncrypted(path: String) -> Bool { path.lowercased().hasSuffix(".age") }
-
-    public init?(pathExtension: String) {
-        guard let named = Self.allCases.first(where: { $0.pathExtensions.contains(pathExtension.lowercased()) }) else { return nil }
-        self = named
     }
 }
 

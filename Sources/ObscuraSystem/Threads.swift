@@ -208,3 +208,23 @@ extension Syscalls {
         throw error
     }
 }
+
+extension JoinableThread {
+    /// Runs blocking `body` (file syncs, waits for a child process) on a
+    /// thread of its own, never on Swift's pool, and returns what it
+    /// returned once the thread is joined.
+    public static func result<T: Sendable>(name: String, _ body: @escaping @Sendable () -> T) async throws(SystemError) -> T {
+        let box = Mutex<JoinableThread?>(nil)
+        let outcome = await withCheckedContinuation { (done: CheckedContinuation<Result<T, SystemError>, Never>) in
+            do throws(SystemError) {
+                let thread = try JoinableThread(name: name) { done.resume(returning: .success(body())) }
+                box.withLock { $0 = thread }
+            } catch {
+                done.resume(returning: .failure(error))
+            }
+        }
+        // (The body has returned; its thread ends at once.)
+        box.withLock { $0 }?.join()
+        return try outcome.get()
+    }
+}

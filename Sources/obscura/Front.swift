@@ -3,8 +3,9 @@ import ObscuraCommandLine
 import ObscuraSystem
 
 /// `obscura`: the owner's one command. What only talks to the service or
-/// reads small files (`status`, `ctl`, `keys`, `view-serve`), `--version`
-/// and `--help` run here, in a process that
+/// reads small files (`status`, `ctl`, `keys`, `view-serve`, `config`, and
+/// `doctor` but for its checks of the hardware), `--version` and `--help`
+/// run here, in a process that
 /// loads neither FFmpeg nor libcamera nor ICU; every other subcommand is
 /// handed, as typed, to the engine (`obscura-engine`, EngineHandoff.swift).
 @main
@@ -23,7 +24,7 @@ enum Front {
 struct FrontCommand: AsyncParsableCommand {
     static let configuration = ObscuraProgram.configuration(subcommands: [
         Devices.self, Record.self, Stream.self, GPIO.self, Run.self, StatusCommand.self,
-        ControlCommand.self, Config.self, Doctor.self, Photo.self, DNG.self, Preview.self,
+        ControlCommand.self, ConfigCommand.self, DoctorCommand.self, Photo.self, DNG.self, Preview.self,
         Decode.self, KeysCommand.self, Pull.self, Collect.self, View.self, ViewServeCommand.self,
         Encrypt.self, Decrypt.self, Beep.self, Listen.self, Watch.self, TimeCodes.self,
     ])
@@ -34,8 +35,6 @@ struct FrontCommand: AsyncParsableCommand {
     struct Stream: ParsableCommand { static let configuration = CommandDescriptions.stream }
     struct GPIO: ParsableCommand { static let configuration = CommandDescriptions.gpio }
     struct Run: ParsableCommand { static let configuration = CommandDescriptions.run }
-    struct Config: ParsableCommand { static let configuration = CommandDescriptions.config }
-    struct Doctor: ParsableCommand { static let configuration = CommandDescriptions.doctor }
     struct Photo: ParsableCommand { static let configuration = CommandDescriptions.photo }
     struct DNG: ParsableCommand { static let configuration = CommandDescriptions.dng }
     struct Preview: ParsableCommand { static let configuration = CommandDescriptions.preview }

@@ -6,8 +6,9 @@ extension VirtualBoardTests {
 /// Power cuts while recording onto a real block device (bench/power-cut: an
 /// ext4 filesystem on a virtio disk, the board's power cut at a random
 /// moment with no sync): the filesystem is clean after every cut, and the
-/// recording loses at most one second (on a starved board, the fragment and
-/// two of its frames' intervals), with vimc and with the test pattern
+/// recording loses at most one second (on a starved board, the fragment, the
+/// time its frames take to reach the file as the recorder says it, and two
+/// of their intervals), with vimc and with the test pattern
 /// at 10 and 30 fps, six cuts (BENCHMARKS.md has more). The fragments are synced as they complete:
 /// the disk sees the flushes. The slow lane of `Tests/run` runs it with the
 /// board at half speed too, where the recorder is starved: the same promise.
@@ -21,9 +22,9 @@ extension VirtualBoardTests {
         #expect(cuts.count == 6, "\(result.stdout)\(result.stderr)")
         for cut in cuts {
             #expect(cut.contains("filesystem clean: yes"), "\(cut)")
-            // At most a second; on a starved board (the slow lane's), whose
-            // frames come over a quarter second apart, the fragment and two
-            // of those intervals, as the file's own frames measure them.
+            // At most a second; on a starved board (the slow lane's), the
+            // fragment, the frames' way to the file (the recorder's own
+            // "camera to file") and two of their intervals in the file.
             let lost = cut.components(separatedBy: "lost ").last?.split(separator: " ").first.flatMap { Double($0) }
             let bound = cut.components(separatedBy: "of at most ").last?.split(separator: " ").first.flatMap { Double($0) }
             #expect(bound.map { $0 >= 1.0 } == true, "\(cut)")

@@ -6,8 +6,9 @@ import ObscuraControl
 import ObscuraSystem
 
 /// The owner's `obscura` is light where a kiosk needs it: what only talks to
-/// the service, `--version` and `--help` run in the front, whose process
-/// loads neither FFmpeg nor libcamera nor ICU; the rest runs in the engine.
+/// the service or reads a configuration, the doctor's checks that need no
+/// camera, `--version` and `--help` run in the front, whose process loads
+/// neither FFmpeg nor libcamera nor ICU; the rest runs in the engine.
 @Suite struct LightCommandTests {
     /// Libraries a light command must not load: FFmpeg's, libcamera, and
     /// ICU (Foundation's own, lib_FoundationICU, or Debian's libicu).
@@ -15,14 +16,21 @@ import ObscuraSystem
                         "libFoundation.so", "libFoundationInternationalization"]
 
     /// What `obscura arguments` ran with: every library the dynamic loader
-    /// opened (LD_DEBUG=files, through the engine's exec too), and the result.
-    static func run(_ arguments: [String]) throws -> (libraries: [String], result: ProcessResult) {
+    /// opened in its process (LD_DEBUG=files, through the engine's exec
+    /// too, which keeps the process), the libraries of the programs it
+    /// started (the doctor's engine, ffprobe), and the result.
+    static func run(_ arguments: [String]) throws -> (libraries: [String], children: [String], result: ProcessResult) {
         let result = try runProgram(builtObscura, arguments, environment: ["LD_DEBUG": "files"])
-        let libraries = result.stderr.split(separator: "\n").compactMap { line -> String? in
-            guard let start = line.range(of: "\tfile=") ?? line.range(of: " file=") else { return nil }
-            return String(line[start.upperBound...].prefix { $0 != " " && $0 != ";" })
+        var first: Substring?
+        var libraries: [String] = [], children: [String] = []
+        for line in result.stderr.split(separator: "\n") {
+            guard let start = line.range(of: "\tfile=") ?? line.range(of: " file=") else { continue }
+            let pid = line.prefix { $0 != ":" }.drop { $0 == " " }
+            first = first ?? pid
+            let library = String(line[start.upperBound...].prefix { $0 != " " && $0 != ";" })
+            if pid == first { libraries.append(library) } else { children.append(library) }
         }
-        return (libraries, result)
+        return (libraries, children, result)
     }
 
     static func heavyAmong(_ libraries: [String]) -> [String] {
@@ -40,23 +48,33 @@ import ObscuraSystem
         try (RetrievalTests.key + "\n").write(toFile: key, atomically: true, encoding: .utf8)
         for arguments in [["status"] + socket, ["status", "--json"] + socket, ["ctl"] + socket + ["flash", "on"],
                           ["keys", "add", key] + keys, ["keys", "list"] + keys, ["keys", "remove", "puller@desk"] + keys,
+                          ["config", "--check", dir.path + "/obscura.toml"], ["config"],
                           ["--version"], ["--help"], ["help", "status"], ["status", "--help"]] {
-            let (libraries, result) = try Self.run(arguments)
+            let (libraries, _, result) = try Self.run(arguments)
             #expect(result.status == 0, "obscura \(arguments.joined(separator: " ")): \(result.stderr.suffix(400))")
             #expect(!libraries.isEmpty, "LD_DEBUG=files named no library: \(result.stderr.prefix(400))")
             #expect(Self.heavyAmong(libraries).isEmpty, "obscura \(arguments.joined(separator: " ")) loaded \(Self.heavyAmong(libraries))")
         }
         // view-serve, as sshd starts it for a viewer: to the service's live
         // socket it passes the stream on until the viewer goes; to none it says so.
-        let (viewLibraries, view) = try Self.run(["view-serve", "--socket", dir.path + "/absent.sock"])
+        let (viewLibraries, _, view) = try Self.run(["view-serve", "--socket", dir.path + "/absent.sock"])
         #expect(view.status == 1 && view.stderr.contains("live view is not reachable"), "\(view.stderr.suffix(400))")
         #expect(Self.heavyAmong(viewLibraries).isEmpty, "obscura view-serve loaded \(Self.heavyAmong(viewLibraries))")
         let status = try runProgram(builtObscura, ["status"] + socket)
         #expect(status.stdout.contains("state: ") && status.stdout.contains("flash: on"), "\(status.stdout)")
-        // The same reading finds them where they are: a command the engine runs.
-        let (libraries, result) = try Self.run(["config", "--check", dir.path + "/obscura.toml"])
-        #expect(result.status == 0, "\(result.stderr.suffix(400))")
-        #expect(libraries.contains { $0.contains("libavcodec") }, "the engine's libraries were not seen: \(libraries)")
+        // The doctor: its checks that need no camera in the front, the
+        // camera's and the encoder's in the engine it starts, whose
+        // libraries the same reading finds (so it can see them).
+        let (doctorLibraries, doctorChildren, doctor) = try Self.run(["doctor", "--config", dir.path + "/obscura.toml"])
+        for check in ["configuration:", "camera layer:", "encoder:", "storage recordings:", "clock:", "service:"] {
+            #expect(doctor.stdout.contains(check), "obscura doctor said no \(check) \(doctor.stdout.suffix(600)) \(doctor.stderr.suffix(300))")
+        }
+        #expect(Self.heavyAmong(doctorLibraries).isEmpty, "obscura doctor loaded \(Self.heavyAmong(doctorLibraries))")
+        #expect(doctorChildren.contains { $0.contains("libavcodec") }, "the engine's libraries were not seen: \(doctorChildren.prefix(20))")
+        // And a command the engine runs, in the same process (exec).
+        let (engineLibraries, _, engine) = try Self.run(["decode", "--help"])
+        #expect(engine.status == 0, "\(engine.stderr.suffix(400))")
+        #expect(engineLibraries.contains { $0.contains("libavcodec") }, "the engine's libraries were not seen: \(engineLibraries)")
     }
 
     @Test func theFrontsHelpListsWhatTheEnginesDoes() throws {

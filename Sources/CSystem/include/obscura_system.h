@@ -24,6 +24,8 @@ int obscura_udmabuf_create(int udmabuf, int memfd, uint64_t length);
 int obscura_eventfd(void);
 /* pthread_setname_np(thread, name), the name cut to 15 bytes. */
 int obscura_name_thread(pthread_t thread, const char *name);
+/* pipe2(fds, O_CLOEXEC), which needs _GNU_SOURCE. */
+int obscura_pipe_cloexec(int fds[2]);
 /* accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC). */
 int obscura_accept(int fd);
 /* The kernel's NTP state, read only (adjtimex with no modes): 1 when the

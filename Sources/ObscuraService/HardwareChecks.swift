@@ -1,12 +1,20 @@
 import Foundation
 import ObscuraCamera
+import ObscuraControl
+import ObscuraDoctor
 import ObscuraEncoding
-import ObscuraFiles
 import ObscuraGPIO
 import ObscuraSystem
 
-/// The doctor's checks, each reading one part of the kiosk (see `Doctor`).
-enum DoctorChecks {
+/// The doctor's checks of the hardware, which need libcamera, FFmpeg and
+/// libgpiod: the camera layer and the camera, the encoder, the GPIO lines
+/// (see `Doctor`, which runs the rest in the light front).
+public enum HardwareChecks {
+    /// Every one, in the doctor's order (it says the GPIO lines later).
+    public static func all(configuration: ServiceConfiguration, profile: BoardProfile, service: ServiceStatus?) -> [DoctorCheck] {
+        camera(profile: profile, service: service) + [encoder(configuration: configuration, profile: profile)] + gpio(profile: profile)
+    }
+
     /// The camera layer (libcamera and the shim for it) and the profile's
     /// camera: listed here, or open in the running service (which holds it).
     static func camera(profile: BoardProfile, service: ServiceStatus?) -> [DoctorCheck] {
@@ -62,42 +70,28 @@ enum DoctorChecks {
                            fix: "install libavcodec's full build (Debian's libavcodec has libx264), or choose another recording.codec")
     }
 
-    /// Each folder the service writes: there, writable (a file written,
-    /// synced and removed), and with the free space it keeps.
-    static func storage(configuration: ServiceConfiguration) -> [DoctorCheck] {
-        var folders = [("recordings", configuration.recordingsFolder, configuration.minFreeSpaceBytes),
-                       ("photos", configuration.photosFolder, configuration.minFreeSpaceBytes),
-                       ("files being written", configuration.resolvedPartialFolder, configuration.minFreeSpaceBytes)]
-        if let drive = configuration.drive, case .mountPoint(let point) = drive.identity {
-            folders.append(("USB drive", point + "/" + drive.folder, drive.minFreeSpaceBytes))
-        }
-        return folders.map { name, folder, keep in
-            let check = "storage \(name)"
-            let fix = "mount the storage read-write and give the obscura user the folder (sudo install -d -o obscura -g obscura \(folder))"
-            let probe = folder + "/.obscura-doctor-\(getpid())"
+    /// The profile's GPIO lines: the chip by its label and each line by its name.
+    static func gpio(profile: BoardProfile) -> [DoctorCheck] {
+        guard let g = profile.gpio else { return [DoctorCheck("gpio", .skip, "the profile has no buttons or LEDs")] }
+        let named = [("record button", g.recordButton), ("photo button", g.photoButton), ("flash button", g.flashButton),
+                     ("record LED", g.recordLED), ("status LED", g.statusLED), ("flash LED", g.flashLED), ("flash output", g.flashOutput)]
+        var found: [String] = [], missing: [(line: String, why: String)] = []
+        for (role, line) in named {
+            guard let name = g.line(line) else { continue }
             do {
-                let fd = try Syscalls.open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-                defer { try? Syscalls.remove(probe) }
-                try Syscalls.writeAll(fd.rawValue, Array("obscura doctor\n".utf8), path: probe)
-                try Syscalls.fsync(fd.rawValue, path: probe)
+                let (path, offset) = try GPIOLine.locate(name)
+                found.append("\(role) \(name.line) (\(path) line \(offset))")
             } catch {
-                return DoctorCheck(check, .fail, "\(folder): \(error)", fix: fix)
+                missing.append(("\(role) \(name.line)", "\(error)"))
             }
-            guard let free = StorageKeeper.freeBytes(folder) else { return DoctorCheck(check, .fail, "\(folder): statvfs failed", fix: fix) }
-            let text = "\(folder): writable, a synced write, \(free >> 20) MiB free"
-            return free >= keep ? DoctorCheck(check, .pass, text)
-                : DoctorCheck(check, .fail, text + ", under the \(keep >> 20) MiB it keeps", fix: "free space, or lower min_free_space_mb")
         }
-    }
-
-    static func clock(root: String) -> DoctorCheck {
-        let (synchronized, source) = SystemClock.synchronization(root: root)
-        switch synchronized {
-        case true?: return DoctorCheck("clock", .pass, "synchronised (\(source.rawValue))")
-        case false?:
-            return DoctorCheck("clock", .fail, "not synchronised (\(source.rawValue)): recordings get boot-relative names until it is",
-                               fix: "give the kiosk a network with NTP and enable systemd-timesyncd (sudo timedatectl set-ntp true)")
-        case nil: return DoctorCheck("clock", .skip, "cannot tell (adjtimex refused)")
+        guard missing.isEmpty else {
+            // (One reason said once for the lines it stops: a chip not there stops them all.)
+            let reasons = missing.reduce(into: [String]()) { if !$0.contains($1.why) { $0.append($1.why) } }
+            let text = reasons.map { why in missing.filter { $0.why == why }.map(\.line).joined(separator: ", ") + ": " + why }
+            return [DoctorCheck("gpio", .fail, text.joined(separator: "; "),
+                                fix: "check the board profile's [gpio] (chip \"\(g.chip)\") against gpioinfo's chips and line names")]
         }
+        return [DoctorCheck("gpio", .pass, "chip \"\(g.chip)\": " + found.joined(separator: ", "))]
     }
 }

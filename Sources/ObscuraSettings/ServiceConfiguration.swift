@@ -1,12 +1,15 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import ObscuraControl
-import ObscuraFormats
-import ObscuraAge
-import ObscuraSystem
-import ObscuraEncoding
 import ObscuraMedia
-import ObscuraMuxing
-import ObscuraOverlay
+import ObscuraSystem
+import ObscuraTOML
 
 /// The recorder service's configuration (/etc/obscura/obscura.toml). Every
 /// key is optional; without a file the defaults below apply. Errors name the
@@ -127,7 +130,10 @@ public struct ServiceConfiguration: Sendable, Equatable {
     /// recordings folder.
     public var partialFolder: String?
     public var resolvedPartialFolder: String {
-        partialFolder ?? ((recordingsFolder as NSString).deletingLastPathComponent as NSString).appendingPathComponent("incoming")
+        if let partialFolder { return partialFolder }
+        let recordings = recordingsFolder.count > 1 && recordingsFolder.hasSuffix("/") ? String(recordingsFolder.dropLast()) : recordingsFolder
+        let parent = Paths.folder(recordings)
+        return (parent.hasSuffix("/") ? parent : parent + "/") + "incoming"
     }
     public var controlSocket = ControlSocketSetting.defaultSocket
     /// The live view's socket ("" for none) and how many may watch at once.
@@ -145,9 +151,9 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var metricsFile = "/run/obscura-metrics/obscura.prom"
     public var metricsInterval = 5
     /// What the picture is watched for (`[health]`).
-    var health = HealthConfiguration()
+    public var health = HealthConfiguration()
     /// Whether the recording steps down under pressure (`[pressure]`).
-    var pressure = PressureConfiguration()
+    public var pressure = PressureConfiguration()
 
     public static let defaultPath = ControlSocketSetting.configurationFile
 
@@ -160,7 +166,7 @@ public struct ServiceConfiguration: Sendable, Equatable {
     /// Reads the settings from `reader` (which then knows every key read).
     /// (longer than 80 lines: one statement per key, in the order of the
     /// sample configuration, so that a key and its check are found together.)
-    init(reading reader: TOMLReader, file path: String) throws(ConfigurationError) {
+    public init(reading reader: TOMLReader, file path: String) throws(ConfigurationError) {
         file = path
         board = try reader.string("board") ?? board
         recordingsFolder = try reader.string("recording.folder") ?? recordingsFolder

@@ -1,8 +1,7 @@
-import ObscuraEncoding
 import ObscuraHealth
 import ObscuraMedia
-import ObscuraOverlay
 import ObscuraSystem
+import ObscuraTOML
 
 /// Every key of the service's configuration (/etc/obscura/obscura.toml): its
 /// table, type, default, what is allowed and what it means. The one source

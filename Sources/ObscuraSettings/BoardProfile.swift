@@ -1,9 +1,12 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
-import ObscuraFormats
-import ObscuraSystem
-import ObscuraGPIO
+#endif
 import ObscuraHealth
 import ObscuraMedia
+import ObscuraSystem
+import ObscuraTOML
 
 /// A board described as data (board/profiles/*.toml): which camera, which
 /// encoders in which order, where the preview goes, which GPIO lines are the
@@ -75,7 +78,7 @@ public struct BoardProfile: Sendable, Equatable {
     }
 
     /// Reads the settings from `reader` (which then knows every key read).
-    init(reading reader: TOMLReader, file path: String) throws(ConfigurationError) {
+    public init(reading reader: TOMLReader, file path: String) throws(ConfigurationError) {
         file = path
         name = try reader.require("board.name") { k throws(ConfigurationError) in try reader.string(k) }
         cameraID = try reader.string("camera.id") ?? ""
@@ -147,10 +150,10 @@ public struct BoardProfile: Sendable, Equatable {
         var paths: [String] = []
         if let env = ProcessInfo.processInfo.environment["OBSCURA_PROFILES"] { paths.append(env) }
         paths.append("/usr/share/obscura/profiles")
-        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        var dir = Paths.folder(URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().path)
         for _ in 0..<4 {
-            paths.append(dir.appendingPathComponent("board/profiles").path)
-            dir.deleteLastPathComponent()
+            paths.append((dir.hasSuffix("/") ? dir : dir + "/") + "board/profiles")
+            dir = Paths.folder(dir)
         }
         paths.append(FileManager.default.currentDirectoryPath + "/board/profiles")
         return paths
@@ -172,7 +175,7 @@ public struct BoardProfile: Sendable, Equatable {
 
 extension BoardProfile {
     /// The `[pressure]` table: its sources and thresholds.
-    mutating func readPressure(_ reader: TOMLReader) throws(ConfigurationError) {
+    public mutating func readPressure(_ reader: TOMLReader) throws(ConfigurationError) {
         pressureTemperatureFiles = try reader.strings("pressure.temperature_files")
         pressureThrottledFile = try reader.string("pressure.throttled_file") ?? pressureThrottledFile
         var p = PressureSettings()

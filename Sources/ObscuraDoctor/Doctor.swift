@@ -1,10 +1,15 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import ObscuraControl
+import ObscuraSettings
 
 /// `obscura doctor`: what an owner would otherwise check by hand on an
 /// installed kiosk, one line each, passed or failed, a failure naming its
-/// fix. The checks themselves are in DoctorChecks.swift; they read the
-/// system and never change it (the storage check writes one small file and
-/// removes it).
+/// fix. The checks read the system and never change it (the storage check
+/// writes one small file and removes it).
 public struct DoctorCheck: Sendable, Codable, Equatable {
     public enum Outcome: String, Sendable, Codable { case pass, fail, skip }
     /// "camera", "storage /var/lib/obscura/recordings", …
@@ -26,14 +31,25 @@ public struct DoctorCheck: Sendable, Codable, Equatable {
         let mark = switch outcome { case .pass: "ok  "; case .fail: "FAIL"; case .skip: "--  " }
         return "\(mark) \(name): \(detail)" + (fix.map { "\n       fix: \($0)" } ?? "")
     }
+
+    /// The checks of the GPIO lines, which come with the camera's and the
+    /// encoder's from the hardware but are said after the retrieval account.
+    var isGPIO: Bool { name == "gpio" }
 }
+
+/// The checks that read the camera, the encoders and the GPIO lines, which
+/// need libcamera, FFmpeg and libgpiod: the engine's (ObscuraService's
+/// `HardwareChecks`), run in the same process or in one of its own.
+public typealias HardwareChecker = @Sendable (_ configuration: ServiceConfiguration, _ profile: BoardProfile,
+                                              _ service: ServiceStatus?) -> [DoctorCheck]
 
 public enum Doctor {
     /// Every check, in the order an owner would look: the configuration,
     /// the camera, the encoder, the storage, the clock, the retrieval
     /// account, the GPIO lines, the service and its last recording.
-    /// Blocking (it opens devices and syncs a file): run it off Swift's pool.
-    public static func examine(configurationPath: String?, root: String = "") -> [DoctorCheck] {
+    /// Blocking (it opens devices, syncs a file and may wait for the
+    /// hardware's checks): run it off Swift's pool.
+    public static func examine(configurationPath: String?, root: String = "", hardware: HardwareChecker) -> [DoctorCheck] {
         var checks: [DoctorCheck] = []
         let configuration: ServiceConfiguration
         let profile: BoardProfile
@@ -47,15 +63,20 @@ public enum Doctor {
         }
         // The running service's own view first: while it streams, another
         // process may not list the camera it holds (vimc refuses its links).
-        let status = DoctorChecks.serviceStatus(configuration: configuration)
-        checks += DoctorChecks.camera(profile: profile, service: try? status.get())
-        checks.append(DoctorChecks.encoder(configuration: configuration, profile: profile))
-        checks += DoctorChecks.storage(configuration: configuration)
-        checks.append(DoctorChecks.clock(root: root))
-        checks.append(DoctorChecks.retrieval(root: root))
-        checks += DoctorChecks.gpio(profile: profile)
-        checks += DoctorChecks.service(status, configuration: configuration, before: checks)
+        let status = LightChecks.serviceStatus(configuration: configuration)
+        let found = hardware(configuration, profile, try? status.get())
+        checks += found.filter { !$0.isGPIO }
+        checks += LightChecks.storage(configuration: configuration)
+        checks.append(LightChecks.clock(root: root))
+        checks.append(LightChecks.retrieval(root: root))
+        checks += found.filter(\.isGPIO)
+        checks += LightChecks.service(status, configuration: configuration, before: checks)
         return checks
+    }
+
+    /// The running service's status, or why there is none.
+    public static func serviceStatus(configuration: ServiceConfiguration) -> Result<ServiceStatus, any Error> {
+        LightChecks.serviceStatus(configuration: configuration)
     }
 
     /// The checks as `obscura doctor --json` writes them.
@@ -65,5 +86,11 @@ public enum Doctor {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let data = (try? encoder.encode(Report(passed: !checks.contains { $0.outcome == .fail }, checks: checks))) ?? Data()
         return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The checks `json` wrote; nil for anything else.
+    public static func checks(fromJSON text: String) -> [DoctorCheck]? {
+        struct Report: Codable { let checks: [DoctorCheck] }
+        return try? JSONDecoder().decode(Report.self, from: Data(text.utf8)).checks
     }
 }

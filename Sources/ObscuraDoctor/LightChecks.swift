@@ -1,10 +1,58 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
-import ObscuraGPIO
+#endif
+import ObscuraControl
+import ObscuraFiles
+import ObscuraSettings
 import ObscuraSystem
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// The doctor's checks of the retrieval account, the GPIO lines and the
-/// running service (see `Doctor`).
-extension DoctorChecks {
+/// The doctor's checks that need no camera: the storage, the clock, the
+/// retrieval account and the running service (see `Doctor`).
+enum LightChecks {
+    /// Each folder the service writes: there, writable (a file written,
+    /// synced and removed), and with the free space it keeps.
+    static func storage(configuration: ServiceConfiguration) -> [DoctorCheck] {
+        var folders = [("recordings", configuration.recordingsFolder, configuration.minFreeSpaceBytes),
+                       ("photos", configuration.photosFolder, configuration.minFreeSpaceBytes),
+                       ("files being written", configuration.resolvedPartialFolder, configuration.minFreeSpaceBytes)]
+        if let drive = configuration.drive, case .mountPoint(let point) = drive.identity {
+            folders.append(("USB drive", point + "/" + drive.folder, drive.minFreeSpaceBytes))
+        }
+        return folders.map { name, folder, keep in
+            let check = "storage \(name)"
+            let fix = "mount the storage read-write and give the obscura user the folder (sudo install -d -o obscura -g obscura \(folder))"
+            let probe = folder + "/.obscura-doctor-\(getpid())"
+            do {
+                let fd = try Syscalls.open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+                defer { try? Syscalls.remove(probe) }
+                try Syscalls.writeAll(fd.rawValue, Array("obscura doctor\n".utf8), path: probe)
+                try Syscalls.fsync(fd.rawValue, path: probe)
+            } catch {
+                return DoctorCheck(check, .fail, "\(folder): \(error)", fix: fix)
+            }
+            guard let free = try? Syscalls.freeBytes(folder) else { return DoctorCheck(check, .fail, "\(folder): statvfs failed", fix: fix) }
+            let text = "\(folder): writable, a synced write, \(free >> 20) MiB free"
+            return free >= keep ? DoctorCheck(check, .pass, text)
+                : DoctorCheck(check, .fail, text + ", under the \(keep >> 20) MiB it keeps", fix: "free space, or lower min_free_space_mb")
+        }
+    }
+
+    static func clock(root: String) -> DoctorCheck {
+        let (synchronized, source) = SystemClock.synchronization(root: root)
+        switch synchronized {
+        case true?: return DoctorCheck("clock", .pass, "synchronised (\(source.rawValue))")
+        case false?:
+            return DoctorCheck("clock", .fail, "not synchronised (\(source.rawValue)): recordings get boot-relative names until it is",
+                               fix: "give the kiosk a network with NTP and enable systemd-timesyncd (sudo timedatectl set-ntp true)")
+        case nil: return DoctorCheck("clock", .skip, "cannot tell (adjtimex refused)")
+        }
+    }
+
     /// The retrieval account: sshd's drop-in, the account, its chroot and its bind mounts.
     static func retrieval(root: String) -> DoctorCheck {
         let fix = "reinstall the package (sudo apt install --reinstall obscura), then sudo systemctl reload ssh"
@@ -25,40 +73,16 @@ extension DoctorChecks {
         guard let info = try? Syscalls.status(root + "/srv/obscura"), info.st_uid == 0, info.st_mode & 0o022 == 0 else {
             return DoctorCheck("retrieval", .fail, "/srv/obscura is missing, or not root's alone (sshd refuses such a chroot)", fix: fix)
         }
-        let mounts = (try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)) ?? ""
+        // (Read to the end: a /proc file's size says 0.)
+        let mounts = ((try? Syscalls.readFile("/proc/self/mountinfo")).map { String(decoding: $0, as: UTF8.self) }) ?? ""
         let mounted = ["recordings", "photos"].filter { name in mounts.split(separator: "\n").contains { $0.split(separator: " ").dropFirst(4).first == "/srv/obscura/\(name)" } }
         let keys = ((try? String(contentsOfFile: root + "/etc/obscura/fetch_authorized_keys", encoding: .utf8)) ?? "")
-            .split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.trimmingCharacters(in: .whitespaces).isEmpty }.count
+            .split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.trimmingWhitespace.isEmpty }.count
         guard mounted.count == 2 else {
             return DoctorCheck("retrieval", .fail, "the recordings and photos are not both bind-mounted in /srv/obscura (mounted: \(mounted))",
                                fix: "sudo systemctl enable --now srv-obscura-recordings.mount srv-obscura-photos.mount")
         }
         return DoctorCheck("retrieval", .pass, "SFTP only, chrooted to /srv/obscura, \(keys) key(s)" + (keys == 0 ? " (add one: obscura keys add)" : ""))
-    }
-
-    /// The profile's GPIO lines: the chip by its label and each line by its name.
-    static func gpio(profile: BoardProfile) -> [DoctorCheck] {
-        guard let g = profile.gpio else { return [DoctorCheck("gpio", .skip, "the profile has no buttons or LEDs")] }
-        let named = [("record button", g.recordButton), ("photo button", g.photoButton), ("flash button", g.flashButton),
-                     ("record LED", g.recordLED), ("status LED", g.statusLED), ("flash LED", g.flashLED), ("flash output", g.flashOutput)]
-        var found: [String] = [], missing: [(line: String, why: String)] = []
-        for (role, line) in named {
-            guard let name = g.line(line) else { continue }
-            do {
-                let (path, offset) = try GPIOLine.locate(name)
-                found.append("\(role) \(name.line) (\(path) line \(offset))")
-            } catch {
-                missing.append(("\(role) \(name.line)", "\(error)"))
-            }
-        }
-        guard missing.isEmpty else {
-            // (One reason said once for the lines it stops: a chip not there stops them all.)
-            let reasons = missing.reduce(into: [String]()) { if !$0.contains($1.why) { $0.append($1.why) } }
-            let text = reasons.map { why in missing.filter { $0.why == why }.map(\.line).joined(separator: ", ") + ": " + why }
-            return [DoctorCheck("gpio", .fail, text.joined(separator: "; "),
-                                fix: "check the board profile's [gpio] (chip \"\(g.chip)\") against gpioinfo's chips and line names")]
-        }
-        return [DoctorCheck("gpio", .pass, "chip \"\(g.chip)\": " + found.joined(separator: ", "))]
     }
 
     /// The service: running and answering on its socket, not in error, and
@@ -99,10 +123,10 @@ extension DoctorChecks {
     static func newestRecording(in folder: String) -> String? {
         let names = (try? Syscalls.folderEntries(folder)) ?? []
         let movies = names.filter { name in [".mp4", ".mov", ".mkv", ".fwht"].contains { name.hasSuffix($0) } }
-        let dated = movies.compactMap { name -> (String, Date)? in
+        let dated = movies.compactMap { name -> (String, Int)? in
             let path = folder + "/" + name
-            guard let date = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date else { return nil }
-            return (path, date)
+            guard let info = try? Syscalls.status(path) else { return nil }
+            return (path, info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec)
         }
         return dated.max { $0.1 < $1.1 }?.0
     }
@@ -110,25 +134,18 @@ extension DoctorChecks {
     static func lastRecording(_ path: String?) -> DoctorCheck {
         guard let path else { return DoctorCheck("last recording", .skip, "none yet") }
         if path.hasSuffix(".age") { return DoctorCheck("last recording", .skip, "\(path): encrypted; the kiosk cannot read it back") }
-        let probe = Process()
-        probe.executableURL = URL(fileURLWithPath: "/usr/bin/ffprobe")
-        probe.arguments = ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path]
-        // One pipe for both streams, read to its end: a damaged file's many
-        // error lines cannot fill a second pipe nobody reads yet.
-        let out = Pipe()
-        probe.standardOutput = out
-        probe.standardError = out
-        do { try probe.run() } catch {
+        let probe: ChildProcess
+        do {
+            probe = try ChildProcess.run("/usr/bin/ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path])
+        } catch {
             return DoctorCheck("last recording", .skip, "\(path): ffprobe is not installed to read it (apt install ffmpeg)")
         }
-        let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            .split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        probe.waitUntilExit()
+        let said = probe.text.split(separator: "\n").map(\.trimmingWhitespace).filter { !$0.isEmpty }
         // The duration is the last line; error lines come before it.
-        guard probe.terminationStatus == 0, let seconds = said.last.flatMap(Double.init), seconds > 0 else {
+        guard probe.status == 0, let seconds = said.last.flatMap(Double.init), seconds > 0 else {
             return DoctorCheck("last recording", .fail, "\(path): ffprobe cannot read it: \(said.prefix(3).joined(separator: "; "))",
                                fix: "see journalctl -u obscura -b around its time; the storage may be failing")
         }
-        return DoctorCheck("last recording", .pass, String(format: "%@: plays, %.1f s", path, seconds))
+        return DoctorCheck("last recording", .pass, path + String(printf: ": plays, %.1f s", seconds))
     }
 }

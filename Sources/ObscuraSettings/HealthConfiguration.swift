@@ -1,6 +1,6 @@
-import ObscuraFormats
 import ObscuraHealth
 import ObscuraSystem
+import ObscuraTOML
 
 /// The `[health]` table: what the kiosk watches its picture and its
 /// microphone for, and how sure it must be before it says so.
@@ -26,30 +26,30 @@ import ObscuraSystem
 /// enabled = true        # false: the level is read and shown, nothing steps down
 /// settle_seconds = 30   # a lower level is taken once the readings allowed it this long
 /// ```
-struct PressureConfiguration: Sendable, Equatable {
-    var stepsDown = true
-    var settle: Duration = .seconds(30)
+public struct PressureConfiguration: Sendable, Equatable {
+    public var stepsDown = true
+    public var settle: Duration = .seconds(30)
 
-    init() {}
+    public init() {}
 
-    init(reading reader: TOMLReader) throws(ConfigurationError) {
+    public init(reading reader: TOMLReader) throws(ConfigurationError) {
         stepsDown = try reader.bool("pressure.enabled") ?? true
         if let s = try reader.double("pressure.settle_seconds", Limits.settleSeconds) { settle = .checkedSeconds(s) }
     }
 }
 
-struct HealthConfiguration: Sendable, Equatable {
+public struct HealthConfiguration: Sendable, Equatable {
     /// The settings, the watched conditions still to be narrowed by the profile; nil: not watched.
-    var picture: PictureHealthSettings? = PictureHealthSettings()
+    public var picture: PictureHealthSettings? = PictureHealthSettings()
     /// The conditions the configuration names; nil: the profile's.
-    var conditions: Set<PictureCondition>?
-    var tampering: Set<TamperCondition>?
+    public var conditions: Set<PictureCondition>?
+    public var tampering: Set<TamperCondition>?
     /// The microphone's settings; nil: not listened to.
-    var sound: SoundHealthSettings? = SoundHealthSettings()
+    public var sound: SoundHealthSettings? = SoundHealthSettings()
 
-    init() {}
+    public init() {}
 
-    init(reading reader: TOMLReader, file path: String) throws(ConfigurationError) {
+    public init(reading reader: TOMLReader, file path: String) throws(ConfigurationError) {
         var s = PictureHealthSettings()
         let enabled = try reader.bool("health.enabled") ?? true
         if let names = try reader.strings("health.conditions", allowed: PictureHealthSettings.conditionNames) {
@@ -75,7 +75,7 @@ struct HealthConfiguration: Sendable, Equatable {
     /// The settings for a board: the configuration's conditions, else the
     /// profile's (a camera whose picture is a still test pattern leaves
     /// `frozen` out). Nil when nothing is watched.
-    func settings(for profile: BoardProfile) -> PictureHealthSettings? {
+    public func settings(for profile: BoardProfile) -> PictureHealthSettings? {
         guard var s = picture else { return nil }
         s.watched = conditions ?? profile.pictureConditions
         s.tampering = tampering ?? profile.tamperConditions

@@ -1,24 +1,36 @@
 import ArgumentParser
-import ObscuraCommandLine
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
-import ObscuraService
+#endif
+import ObscuraSettings
+import ObscuraSystem
+#if canImport(Glibc)
+import Glibc
+#endif
 
-struct ConfigCommand: AsyncParsableCommand {
-    static let configuration = CommandDescriptions.config
+/// `obscura config`: the configuration's reference, or a file checked as
+/// the service would read it. Light: it reads TOML and the board profiles,
+/// never a camera or an encoder.
+public struct ConfigCommand: AsyncParsableCommand {
+    public static let configuration = CommandDescriptions.config
 
-    enum Format: String, ExpressibleByArgument, CaseIterable { case text, markdown, man }
+    public enum Format: String, ExpressibleByArgument, CaseIterable, Sendable { case text, markdown, man }
 
     @Option(help: "How the reference is written: text, markdown (docs/configuration.md) or man (obscura.toml(5)).") var format: Format = .text
     @Option(help: "The manual page's date (YYYY-MM-DD), with --format man (default: today).") var date: String?
     @Flag(help: "Check a configuration file instead.") var check = false
     @Argument(help: "The file --check reads (default /etc/obscura/obscura.toml).") var file: String?
 
-    func validate() throws {
+    public init() {}
+
+    public func validate() throws {
         if file != nil, !check { throw ValidationError("a file is read only with --check") }
         if let date, date.split(separator: "-").count != 3 { throw ValidationError("--date: \"\(date)\" is not YYYY-MM-DD") }
     }
 
-    func run() async throws {
+    public func run() async throws {
         try await Self.reporting {
             guard check else { return print(reference(), terminator: "") }
             let path = file ?? ServiceConfiguration.defaultPath
@@ -39,10 +51,11 @@ struct ConfigCommand: AsyncParsableCommand {
         }
     }
 
+    /// Today in UTC, YYYY-MM-DD.
     static func today() -> String {
-        let f = DateFormatter()
-        f.dateFormat = "yyyy-MM-dd"
-        f.timeZone = TimeZone(identifier: "UTC")
-        return f.string(from: Date())
+        var now = time(nil)
+        var parts = tm()
+        gmtime_r(&now, &parts)
+        return String(printf: "%04d-%02d-%02d", Int32(parts.tm_year + 1900), Int32(parts.tm_mon + 1), Int32(parts.tm_mday))
     }
 }

@@ -88,12 +88,12 @@ extension ConfigurationReference {
     }
 
     /// Markdown's code spans kept out of terminal and roff text.
-    static func plain(_ s: String) -> String { s.replacingOccurrences(of: "`", with: "") }
+    static func plain(_ s: String) -> String { s.replacing("`", with: "") }
     /// A default as code unless it is words.
     static func code(_ s: String) -> String { s.first == "\"" || s.first == "[" || s.first?.isNumber == true || s == "true" || s == "false" || s.first == "-" ? "`\(s)`" : s }
     /// Text safe in roff: backslashes escaped, no line starting with a control character.
     static func roff(_ s: String) -> String {
-        s.replacingOccurrences(of: "\\", with: "\\e").split(separator: "\n", omittingEmptySubsequences: false).map { line in
+        s.replacing("\\", with: "\\e").split(separator: "\n", omittingEmptySubsequences: false).map { line in
             line.hasPrefix(".") || line.hasPrefix("'") ? "\\&" + line : String(line)
         }.joined(separator: "\n")
     }
