@@ -116,9 +116,13 @@ let package = Package(
         .target(name: "ObscuraService", dependencies: [logging, "ObscuraControl", "ObscuraAge", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraFormats", "ObscuraFiles", "ObscuraOverlay", "ObscuraAudio", "ObscuraPhoto", "ObscuraPreview", "ObscuraCapture", "ObscuraSoftwareCamera", "ObscuraRecording", "ObscuraGPIO", "ObscuraHealth", "ObscuraMedia", "ObscuraSettings", "ObscuraDoctor", "ObscuraSystem"]),
         .target(name: "ObscuraRetrieval", dependencies: ["ObscuraAccess", "ObscuraAge", "ObscuraFiles", "ObscuraMuxing", "ObscuraSystem"]),
         .target(name: "ObscuraFleet", dependencies: ["ObscuraAge", "ObscuraFiles", "ObscuraFormats", "ObscuraRetrieval", "ObscuraSystem"]),
+        // The front is linked with lld and its relative relocations packed
+        // (DT_RELR, glibc 2.36 and later): the loader reads a few KiB of
+        // them instead of 1 MiB before `main` (`obscura status` 11.7 MiB
+        // at its peak instead of 12.7; docs/benchmarks/command-start.md).
         .executableTarget(name: "obscura", dependencies: [
             "ObscuraCommandLine", "ObscuraControl", "ObscuraDoctor", "ObscuraSettings", "ObscuraSystem", .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ]),
+        ], linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"])]),
         .executableTarget(name: "obscura-engine", dependencies: [
             "ObscuraCommandLine", "ObscuraFleet", "ObscuraRetrieval", "ObscuraAudio", "ObscuraAge", "ObscuraOverlay",
             "ObscuraRecording", "ObscuraCapture", "ObscuraSoftwareCamera", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraMedia", "ObscuraService", "ObscuraPhoto", "ObscuraPreview",
