@@ -35,7 +35,14 @@ public struct ChildProcess: Sendable {
         guard started == 0 else { throw SystemError(call: "posix_spawn", code: started, detail: path) }
         // (Closed here, so that the read ends when the child's copies do.)
         writer.close()
-        let output = try Syscalls.readToEnd(reader.rawValue, path: path)
+        let output: [UInt8]
+        do {
+            output = try Syscalls.readToEnd(reader.rawValue, path: path)
+        } catch {
+            // (Reaped all the same: no zombie is left behind a failed read.)
+            _ = try? wait(pid, path: path)
+            throw error
+        }
         return ChildProcess(status: try wait(pid, path: path), output: output)
     }
 
