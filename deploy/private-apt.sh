@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Debian's archive through apt with a private state: its own sources, lists
 # and cache under one folder, nothing on this system read or changed. Sourced
 # by the scripts that fetch Debian packages as files (deploy/build-camera-shims,

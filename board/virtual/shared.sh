@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154,SC2034  # (board/virtual/run sources it: the variables are its own)
 # A virtual board shared by the commands of one test run (sourced by
 # board/virtual/run when OBSCURA_BOARD_SHARED names a folder and the command
 # needs nothing a plain board lacks: no systemd, disk, USB stick, missing
@@ -75,7 +76,7 @@ shared_boot() {
     # lock or a test runner's pipe or socket, would keep its holder waiting.)
     (
         [ -z "$group" ] || echo $BASHPID > "$group/cgroup.procs"
-        for fd in /proc/$BASHPID/fd/*; do
+        for fd in /proc/"$BASHPID"/fd/*; do
             fd=${fd##*/}
             [ "$fd" -le 2 ] || eval "exec $fd>&-"
         done
@@ -145,13 +146,13 @@ shared_run() {
 # its start to its end), then reports it as a plain board would.
 shared_wait() { # qemu pid, job folder
     local pid=$1 job=$2 limited=0 deadline=$((SECONDS + timeout + 60)) quota=() rc
-    [ $slow = 1 ] && [ -f "$shared_dir/quota" ] && mapfile -t quota < "$shared_dir/quota"
-    if [ $slow = 1 ] && [ ${#quota[@]} = 0 ]; then
+    if [ "$slow" = 1 ] && [ -f "$shared_dir/quota" ]; then mapfile -t quota < "$shared_dir/quota"; fi
+    if [ "$slow" = 1 ] && [ ${#quota[@]} = 0 ]; then
         echo "run: --slow needs a CPU cgroup it may write (/sys/fs/cgroup/cpu or cgroup v2 with the cpu controller); run as root" >&2
         return 125
     fi
     while [ ! -f "$job/rc" ] && kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do
-        if [ $slow = 1 ] && [ $limited = 0 ] && [ -e "$job/started" ]; then sh -c "${quota[0]}"; limited=1; fi
+        if [ "$slow" = 1 ] && [ $limited = 0 ] && [ -e "$job/started" ]; then sh -c "${quota[0]}"; limited=1; fi
         sleep 0.1
     done
     [ $limited = 0 ] || sh -c "${quota[1]}"

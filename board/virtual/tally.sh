@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # What a stretch of a board's command cost the board (sourced; bash; on the
 # board only):
 #
@@ -16,8 +17,8 @@
 
 _tally_trace=/sys/kernel/tracing
 tally_busy() { # the CPUs' busy time in hundredths of a second (USER_HZ), in $REPLY
-    local _cpu user nice system idle iowait irq softirq steal _rest
-    read -r _cpu user nice system idle iowait irq softirq steal _rest < /proc/stat
+    local _cpu user nice system _idle _iowait irq softirq steal _rest
+    read -r _cpu user nice system _idle _iowait irq softirq steal _rest < /proc/stat
     REPLY=$((user + nice + system + irq + softirq + steal))
 }
 tally_start() {
@@ -40,6 +41,7 @@ tally_report() {
         total=$(awk '{ t += $1 } END { print t + 0 }' <<<"$starts")
         starts=$(head -8 <<<"$starts" | awk '{ printf "%s%s %s", (NR > 1 ? ", " : ""), $1, $2 }')
     fi
+    # shellcheck disable=SC2034  # (read by the script that sources this)
     printf -v TALLY 'busy %d.%02d of %d s; starts %d: %s' $((busy / 100)) $((busy % 100)) $((SECONDS - _tally_wall0)) "$total" "${starts:-(none traced)}"
     tally_busy; _tally_busy0=$REPLY
     _tally_wall0=$SECONDS

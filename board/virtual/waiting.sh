@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Waiting for an event on the board, from a test's script (sourced; sh or bash):
 #
 #   . board/virtual/waiting.sh
