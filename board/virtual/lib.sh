@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034  # (its variables are read by the scripts that source it)
 # Shared by the virtual board's scripts. Sourced, not run.
 # Facts about the board come from here, from board/virtual/packages and from
 # board/profiles/virtual.toml.
@@ -5,6 +6,10 @@
 board_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo_dir=$(cd "$board_dir/../.." && pwd)
 cache_root="$board_dir/cache"
+
+# A script's text without its comment lines: what a stamp is made of, so
+# that a comment (a ShellCheck directive too) rebuilds nothing.
+code_of() { grep -hv '^[[:space:]]*#' "$@"; }
 
 # The Debian release and architecture the board's root is built from. The
 # default is the host's own (Debian 12, amd64), so that binaries built here
