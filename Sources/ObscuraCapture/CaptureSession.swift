@@ -87,6 +87,11 @@ public final class CaptureSession: @unchecked Sendable {
     /// How many queued frames were dropped so far because their output had
     /// stopped taking frames and the camera was left without buffers.
     public var framesFreedFromStalledOutputs: Int { queuedFramesFreed.load(ordering: .relaxed) }
+    private let watchdogRounds = Atomic<Int>(0)
+    /// How many times the watchdog has judged the silence since the last
+    /// frame (every 100 ms while running): what a test that moves the
+    /// session's clock by hand waits for before it looks at the outcome.
+    var stallChecks: Int { watchdogRounds.load(ordering: .relaxed) }
     /// Frames still to come before a start counts as settled: until then the
     /// watchdog waits `firstFrameTimeout` instead of `stallTimeout` (a
     /// pipeline restarted at a new configuration can stutter over its first
@@ -536,7 +541,9 @@ public final class CaptureSession: @unchecked Sendable {
         let timer = DispatchSource.makeTimerSource(queue: work)
         timer.schedule(deadline: .now() + .milliseconds(100), repeating: .milliseconds(100))
         timer.setEventHandler { [weak self] in
-            guard let self, self.state == .running else { return }
+            guard let self else { return }
+            defer { self.watchdogRounds.add(1, ordering: .relaxed) }
+            guard self.state == .running else { return }
             let limit = self.currentStallLimit
             let silent = clock.nanoseconds &- self.lastFrame.load(ordering: .relaxed)
             guard silent > UInt64(limit.seconds * 1e9) else { return }

@@ -335,17 +335,8 @@ public final class PhotoOutput: CaptureOutput, Sendable {
         delegate?.photoOutput(self, willCapturePhotoFor: resolved)
         let trigger = Syscalls.monotonicNanoseconds()
         let previousMode = device.exposureMode ?? .continuousAutoExposure
-        defer {
-            try? device.withConfigurationLock { d in
-                if settings.bracket.contains(where: { if case .exposureBias = $0 { true } else { false } }) {
-                    try d.setExposureTargetBias(0)
-                }
-                if settings.bracket.contains(where: { if case .manual = $0 { true } else { false } }),
-                   d.isExposureModeSupported(previousMode == .custom ? .continuousAutoExposure : previousMode) {
-                    try d.setExposureMode(previousMode == .custom ? .continuousAutoExposure : previousMode)
-                }
-            }
-        }
+        var restored = false
+        defer { if !restored { Self.restoreExposure(device, after: settings.bracket, mode: previousMode) } }
         var photos: [Photo] = []
         for (index, shot) in settings.bracket.enumerated() {
             try device.withConfigurationLock { d in
@@ -367,8 +358,34 @@ public final class PhotoOutput: CaptureOutput, Sendable {
             if index == settings.bracket.count - 1 { delegate?.photoOutput(self, didCapturePhotoFor: resolved) }
             try await process(chosen, settings, resolved, flashFired: false, into: &photos, delegate: delegate)
         }
+        Self.restoreExposure(device, after: settings.bracket, mode: previousMode)
+        restored = true
+        await untilShown(.exposureBias(0), if: settings.bracket.contains { if case .exposureBias = $0 { true } else { false } })
         delegate?.photoOutput(self, didFinishCaptureFor: resolved, error: nil)
         return photos
+    }
+
+    /// The exposure as it was before a bracket: no bias, and the mode it had.
+    private static func restoreExposure(_ device: CaptureDevice, after bracket: [BracketShot], mode previousMode: CaptureDevice.ExposureMode) {
+        try? device.withConfigurationLock { d in
+            if bracket.contains(where: { if case .exposureBias = $0 { true } else { false } }) {
+                try d.setExposureTargetBias(0)
+            }
+            if bracket.contains(where: { if case .manual = $0 { true } else { false } }),
+               d.isExposureModeSupported(previousMode == .custom ? .continuousAutoExposure : previousMode) {
+                try d.setExposureMode(previousMode == .custom ? .continuousAutoExposure : previousMode)
+            }
+        }
+    }
+
+    /// Waits (at most 30 frames) for a frame that shows `shot` applied, when
+    /// `needed`: a bracket ends once the camera is back at its own exposure,
+    /// so a photo asked for next is not of a frame still bracketed.
+    private func untilShown(_ shot: BracketShot, if needed: Bool) async {
+        guard needed else { return }
+        for _ in 0..<30 {
+            guard let f = await nextFrame(timeout: Self.frameWait), !Self.shows(shot, f.metadata) else { return }
+        }
     }
 
     /// The processed photo's size: the frame's, fitted into maxPhotoDimensions

@@ -31,6 +31,8 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
     private let lock = Mutex<Void>(())
     private let queue = DispatchQueue(label: "obscura.synthetic-camera")
     private var timer: (any DispatchSourceTimer)?
+    /// What waits out each frame interval when paced by a clock.
+    private var pacer: Task<Void, Never>?
     /// The timer's period (ns): follows FrameDurationLimits set while running.
     private var timerInterval: UInt64 = 0
     private var config: StreamConfiguration?
@@ -81,6 +83,12 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
         /// from overflowing: nothing is dropped, the pipeline sets the pace.
         /// For benchmarks.
         case asFastAsBuffersReturn
+        /// A frame each frame interval of `clock`, stamped with its time:
+        /// with a clock a test moves on by hand (`ManualClock`), frames come
+        /// only as it moves time on, so none is late or skipped however busy
+        /// the machine is, and the pipeline's waits and the frames' times are
+        /// on one clock.
+        case clock(any WaitingClock)
     }
     private let content: Content
     private let pacing: Pacing
@@ -198,7 +206,7 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
 
     public func configure(_ requests: [StreamRequest], rotation: Int, mirrored: Bool) throws -> CameraConfiguration {
         try lock.withLock { _ in
-            guard isOpen, timer == nil else {
+            guard isOpen, timer == nil, pacer == nil else {
                 throw CaptureError.wrongState(call: "configure", state: isOpen ? "running" : "closed", allowed: "open and stopped")
             }
             guard let request = requests.first else { throw CameraError.invalidConfiguration("no streams") }
@@ -270,7 +278,7 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
 
     public func start(handler: @escaping @Sendable (CameraFrame) -> Void, failed: @escaping @Sendable (UInt32) -> Void) throws {
         try lock.withLock { _ in
-            guard isOpen, config != nil, timer == nil else {
+            guard isOpen, config != nil, timer == nil, pacer == nil else {
                 throw CaptureError.wrongState(call: "start", state: "not configured", allowed: "configured")
             }
             self.handler = handler
@@ -281,6 +289,18 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
                 for _ in 0..<slots { queue.async { [weak self] in self?.tick() } }
                 return
             }
+            if case .clock(let clock) = pacing {
+                running = true
+                // A tick on the camera's queue each frame interval of the
+                // clock, until stopped; a camera let go ends it too.
+                pacer = Task.detached { [weak self] in
+                    while let interval = self?.pacedInterval() {
+                        do { try await clock.sleep(for: .nanoseconds(Int64(interval))) } catch { return }
+                        self?.queue.async { [weak self] in self?.tick() }
+                    }
+                }
+                return
+            }
             let t = DispatchSource.makeTimerSource(queue: queue)
             t.schedule(deadline: .now(), repeating: .nanoseconds(Int(interval)), leeway: .milliseconds(1))
             t.setEventHandler { [weak self] in self?.tick() }
@@ -289,6 +309,11 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
             t.resume()
         }
     }
+
+    /// Clock pacing: the frame interval to wait next (read afresh, so
+    /// FrameDurationLimits set while running takes effect at the next
+    /// frame), or nil once stopped.
+    private func pacedInterval() -> UInt64? { lock.withLock { _ in running ? frameDuration : nil } }
 
     /// Nanoseconds per frame, from FrameDurationLimits (the minimum) or 30 fps.
     private var frameDuration: UInt64 {
@@ -305,6 +330,16 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
         guard let timer, interval != timerInterval else { return }
         timerInterval = interval
         timer.schedule(deadline: .now() + .nanoseconds(Int(interval)), repeating: .nanoseconds(Int(interval)), leeway: .milliseconds(1))
+    }
+
+    /// The time of the frame being made (under `lock`): on the virtual
+    /// clock, the pacing clock, or the monotonic clock now.
+    private func stamp() -> UInt64 {
+        switch pacing {
+        case .asFastAsBuffersReturn: virtualStart + UInt64(sequence - 1) * frameDuration
+        case .clock(let clock): clock.nanoseconds
+        case .realTime: Syscalls.monotonicNanoseconds()
+        }
     }
 
     private func tick() {
@@ -332,7 +367,7 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
                 skippedFrames += 1
                 return nil
             }
-            let timestamp = fast ? virtualStart + UInt64(sequence - 1) * frameDuration : Syscalls.monotonicNanoseconds()
+            let timestamp = stamp()
             var planes: [FramePlane]
             var dmabufs: [DmaBufPlane] = []
             var inDmabuf = false
@@ -408,11 +443,12 @@ public final class SyntheticCamera: FrameSource, @unchecked Sendable {
     }
 
     public func stop() throws {
-        let t = lock.withLock { _ -> (any DispatchSourceTimer)? in
-            defer { timer = nil; handler = nil; running = false }
-            return timer
+        let (t, p) = lock.withLock { _ -> ((any DispatchSourceTimer)?, Task<Void, Never>?) in
+            defer { timer = nil; pacer = nil; handler = nil; running = false }
+            return (timer, pacer)
         }
         t?.cancel()
+        p?.cancel()
         queue.sync {} // no tick runs after stop returns
     }
 
@@ -622,12 +658,19 @@ extension CaptureDevice {
     /// picture (`FrameTimeCode`): what a live view's latency is measured with.
     public static let timeStampedTestPattern = "synthetic:stamped"
 
+    /// The test pattern as fast as the pipeline takes its frames, stamped on
+    /// a virtual clock at the frame rate (as `file:` cameras deliver): a
+    /// recording of N seconds takes what encoding N seconds takes.
+    public static let fastTestPattern = "synthetic:fast"
+
     /// The test-pattern camera: a moving pattern with, like a Raspberry Pi
     /// camera, a raw stream (12-bit CSI-2 packed); `synthetic:stamped`
-    /// carries each frame's time in its picture as well.
+    /// carries each frame's time in its picture as well, and
+    /// `synthetic:fast` comes as fast as it is taken.
     public static func testPattern(id: String) -> CaptureDevice {
         CaptureDevice(source: SyntheticCamera(id: id == "synthetic" ? "synthetic:0" : id,
                                               rawFormats: [.srggb12CSI2Packed, .srggb12],
+                                              pacing: id == fastTestPattern ? .asFastAsBuffersReturn : .realTime,
                                               stampsTime: id == timeStampedTestPattern))
     }
 }

@@ -189,15 +189,19 @@ private func running(clock: any WaitingClock = SystemWaitingClock()) async throw
     /// A passing output (the picture watch's sampler) sees every frame and
     /// holds none: the recorder's queue keeps the share of the camera's
     /// buffers it has without it, and the camera never runs short.
+    /// (The camera is paced by a clock the test moves on once the recorder
+    /// has taken the frame before: a busy machine makes no frame late.)
     @Test func aPassingOutputSeesFramesAndHoldsNoCameraBuffer() async throws {
         func recorderCapacity(withTap: Bool) async throws -> (capacity: Int, looked: Int, ended: Int, skipped: Int) {
-            let camera = SyntheticCamera()
+            let clock = ManualClock()
             let recorder = VideoDataOutput(alwaysDiscardsLateVideoFrames: false, queueDepth: 6)
             let latest = VideoDataOutput()
             let looked = Atomic<Int>(0), ended = Atomic<Int>(0)
             let tap = FrameTapOutput(look: { _ in looked.add(1, ordering: .relaxed) }, ended: { ended.add(1, ordering: .relaxed) })
-            let s = try patternSession(withTap ? [recorder, latest, tap] : [recorder, latest], camera: camera)
+            let (camera, s) = try pacedSession(withTap ? [recorder, latest, tap] : [recorder, latest], clock: clock)
             try s.startRunning()
+            let driving = clock.drive(by: .nanoseconds(33_333_333)) { recorder.queue.count == 0 }
+            defer { driving.cancel() }
             let frames = try await take(20, from: recorder)
             try s.stopRunning()
             #expect(frames.count == 20)
@@ -346,10 +350,6 @@ private func running(clock: any WaitingClock = SystemWaitingClock()) async throw
         #expect(seen.last == .didStopRunning)
     }
 
-    /// The interruption ends with the next frame, and the gap that frame
-    /// ended counts: the limit now covers a gap like it (three of it, at
-    /// most `longestStallLimit`), so a camera that is merely slow at times
-    /// is not interrupted at each of its slow frames.
     /// An output whose consumer stopped taking frames (its thread blocked in
     /// a write to a storage that hangs) while holding three of them, one
     /// more than the two spare buffers the session asks the camera for: with
@@ -357,13 +357,17 @@ private func running(clock: any WaitingClock = SystemWaitingClock()) async throw
     /// That silence is the session's own: the stalled queue's frames are
     /// dropped (counted) and go back to the camera, so another output goes
     /// on getting frames and the session is never interrupted.
+    /// (The camera is paced by the session's clock, which the test drives
+    /// on while it waits: the watchdog's limits pass without real time.)
     @Test func anOutputThatStoppedTakingFramesDoesNotStarveTheCamera() async throws {
-        let camera = SyntheticCamera()
+        let clock = ManualClock()
         let stuck = VideoDataOutput(alwaysDiscardsLateVideoFrames: false, queueDepth: 4)
         let other = VideoDataOutput()
-        let s = try session(camera, outputs: [stuck, other])
+        let (_, s) = try pacedSession([stuck, other], clock: clock)
         let events = s.events()
         try s.startRunning()
+        let driving = clock.drive(by: .nanoseconds(33_333_333))
+        defer { driving.cancel() }
         var held: [VideoFrame] = []
         for await frame in stuck.frames {
             held.append(frame)
@@ -384,9 +388,23 @@ private func running(clock: any WaitingClock = SystemWaitingClock()) async throw
         held.removeAll()
     }
 
+    /// The interruption ends with the next frame, and the gap that frame
+    /// ended counts: the limit now covers a gap like it (three of it, at
+    /// most `longestStallLimit`), so a camera that is merely slow at times
+    /// is not interrupted at each of its slow frames.
+    /// (The camera is paced by the session's clock, moved on by hand: past
+    /// its first frames, the silence is judged against the running limit.)
     @Test func aSilentCameraIsAnInterruptionThatEndsWhenFramesReturn() async throws {
-        let (camera, output, s, events) = try await running()
+        let clock = ManualClock()
+        let (camera, s) = try pacedSession([VideoDataOutput()], clock: clock)
+        let events = s.events()
+        try s.startRunning()
+        try #require(await s.frames(CaptureSession.framesToSettle + 2, on: clock))
         camera.setStalled(true)
+        // (Frames still queued are freed first; past that, the silence is the camera's.)
+        for _ in 0..<3 where !s.isInterrupted {
+            try #require(await s.pass(s.currentStallLimit + .milliseconds(100), on: clock))
+        }
         var iterator = events.makeAsyncIterator()
         var interrupted = false
         while let e = await iterator.next() {
@@ -395,12 +413,13 @@ private func running(clock: any WaitingClock = SystemWaitingClock()) async throw
         #expect(interrupted)
         #expect(s.isInterrupted)
         camera.setStalled(false)
+        try #require(await s.frames(1, on: clock))
         while let e = await iterator.next() { if e == .interruptionEnded { break } }
         #expect(s.isRunning)
         // The gap was longer than the 0.5 s limit; three of it, less a 64th
         // per frame since (under a second of frames at 30 fps).
         #expect(s.currentStallLimit >= .milliseconds(1000), "after a gap over 0.5 s: \(s.currentStallLimit)")
-        _ = try await take(2, from: output)
+        try #require(await s.frames(2, on: clock))
         try s.stopRunning()
     }
 
@@ -435,39 +454,44 @@ private func running(clock: any WaitingClock = SystemWaitingClock()) async throw
     /// that has been arriving in bursts (a starved board) gets three of its
     /// longest recent gaps, so a gap like those it has shown is no
     /// interruption, while real silence still is, naming the limit.
+    /// (The camera is paced by the session's clock, moved on by hand: each
+    /// gap is exactly what the test made it.)
     @Test func theStallLimitFollowsTheGapsTheCameraHasShown() async throws {
-        let camera = SyntheticCamera()
-        let output = VideoDataOutput()
-        let s = try session(camera, outputs: [output])
+        let clock = ManualClock()
+        let (camera, s) = try pacedSession([VideoDataOutput()], clock: clock)
         let events = s.events()
         try s.startRunning()
-        _ = try await take(12, from: output)
+        try #require(await s.frames(12, on: clock))
         #expect(s.currentStallLimit == s.stallTimeout, "a camera keeping 30 fps: \(s.currentStallLimit)")
-        // Gaps of at least 400 ms; at most what the test saw from stalling to the next frame.
+        // Gaps of 400 ms and a frame interval, each judged by the watchdog.
         var longestSeen = Duration.zero
-        let clock = ContinuousClock()
         for _ in 0..<4 {
             let stalled = clock.now
             camera.setStalled(true)
-            try await Task.sleep(for: .milliseconds(400))
+            try #require(await s.pass(.milliseconds(400), on: clock))
             camera.setStalled(false)
-            _ = try await take(1, from: output)
+            try #require(await s.frames(1, on: clock))
             longestSeen = max(longestSeen, clock.now - stalled)
-            _ = try await take(2, from: output)
+            try #require(await s.frames(2, on: clock))
         }
         #expect(!s.isInterrupted)
         let limit = s.currentStallLimit
         #expect(limit >= .milliseconds(1050) && limit <= longestSeen * 3, "after gaps of 400 ms to \(longestSeen): \(limit)")
         // A gap twice as long as those shown, beyond the configured 0.5 s.
         camera.setStalled(true)
-        try await Task.sleep(for: .milliseconds(800))
+        try #require(await s.pass(.milliseconds(800), on: clock))
         #expect(!s.isInterrupted)
         camera.setStalled(false)
-        _ = try await take(2, from: output)
-        // Silence: an interruption after the limit, which now counts that gap too.
+        try #require(await s.frames(2, on: clock))
+        // Silence: an interruption after the limit, which now counts that gap
+        // too. (The output's queued frames are freed first: the silence may
+        // be the outputs' own; past that, a second stretch is the camera's.)
         let before = s.currentStallLimit
         #expect(before >= .milliseconds(2200), "after an 800 ms gap: \(before)")
         camera.setStalled(true)
+        for _ in 0..<3 where !s.isInterrupted {
+            try #require(await s.pass(before + .milliseconds(100), on: clock))
+        }
         var iterator = events.makeAsyncIterator()
         var said: String?
         while let e = await iterator.next() {
@@ -483,18 +507,17 @@ private func running(clock: any WaitingClock = SystemWaitingClock()) async throw
     /// board) is not taken for a silent one: the start has
     /// `firstFrameTimeout`, not the running stall limit.
     @Test func aSlowFirstFrameIsNoInterruption() async throws {
-        let camera = SyntheticCamera()
+        let clock = ManualClock()
+        let (camera, s) = try pacedSession([VideoDataOutput()], clock: clock)
         camera.setStalled(true)
-        let output = VideoDataOutput()
-        let s = try session(camera, outputs: [output])
         let events = s.events()
         try s.startRunning()
-        // Four running stall limits (and the second after which a silent
-        // camera is given up) pass without a frame.
-        try await Task.sleep(for: s.stallTimeout * 4)
+        // Four running stall limits pass on the session's clock without a
+        // frame, each judged by the watchdog.
+        for _ in 0..<4 { try #require(await s.pass(s.stallTimeout, on: clock)) }
         #expect(!s.isInterrupted)
         camera.setStalled(false)
-        _ = try await take(2, from: output)
+        try #require(await s.frames(2, on: clock))
         try s.stopRunning()
         var seen: [CaptureSession.Event] = []
         for await e in events { seen.append(e); if e == .didStopRunning { break } }

@@ -85,7 +85,7 @@ import TestSupport
         try #require(FileManager.default.isExecutableFile(atPath: obscura), "build first: swift build")
         let dir = try TemporaryDirectory()
         let path = dir.path + "/k.mp4"
-        let result = try runProgram(obscura, ["record", "--camera", "synthetic", "--duration", "2", "--frame-rate", "15",
+        let result = try runProgram(obscura, ["record", "--camera", "synthetic:fast", "--duration", "2", "--frame-rate", "15",
                                               "--keyframe-interval", "10", "--output", path], cwd: packageRoot)
         #expect(result.status == 0, "\(result.stderr)")
         let probe = try ProbedVideo.read(path)
@@ -105,7 +105,7 @@ import TestSupport
     @Test func recordingWithoutAMicrophoneIsVideoOnly() throws {
         try #require(FileManager.default.isExecutableFile(atPath: obscura), "build first: swift build")
         let dir = try TemporaryDirectory()
-        let result = try runProgram(obscura, ["record", "--camera", "synthetic", "--duration", "1", "--audio", "hw:CARD=Nothing,DEV=3",
+        let result = try runProgram(obscura, ["record", "--camera", "synthetic:fast", "--duration", "1", "--audio", "hw:CARD=Nothing,DEV=3",
                                               "--output", dir.path + "/v.mp4"], cwd: packageRoot)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("obscura: audio: snd_pcm_open hw:CARD=Nothing,DEV=3: "), "\(result.stderr)")

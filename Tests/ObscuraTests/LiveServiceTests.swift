@@ -10,7 +10,8 @@ import Glibc
 /// The service's live view on its own socket, watched by the built
 /// `obscura view --local`: the test pattern encoded for a viewer while idle
 /// and the recording's own packets while recording; refusals that say why.
-@Suite(.serialized) struct LiveServiceTests {
+/// (Each test has a service of its own, in a folder of its own.)
+@Suite struct LiveServiceTests {
     /// The service on the test pattern, answering; stopped by the caller.
     private func started(_ dir: TemporaryDirectory, tables: String = "", camera: String = "synthetic",
                          recording: String = "") throws -> PatternService {

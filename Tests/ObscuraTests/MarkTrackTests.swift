@@ -17,7 +17,7 @@ import ObscuraMuxing
         -> (read: [Mark], made: [Double], frames: [Double], unwritten: Int) {
         let output = MovieFileOutput()
         let frames = VideoDataOutput(alwaysDiscardsLateVideoFrames: true, queueDepth: 1)
-        let session = try patternSession([output, frames])
+        let session = try patternSession([output, frames], camera: fastPatternCamera())
         let file = scratchPath("marks", name)
         try? FileManager.default.removeItem(atPath: file)
         var settings = MovieSettings()
@@ -78,7 +78,7 @@ import ObscuraMuxing
     @Test func marksOfOneInstantAreOneCueAndACueNeverOverlapsTheLast() async throws {
         let output = MovieFileOutput()
         let frames = VideoDataOutput(alwaysDiscardsLateVideoFrames: true, queueDepth: 1)
-        let session = try patternSession([output, frames])
+        let session = try patternSession([output, frames], camera: fastPatternCamera())
         let file = scratchPath("marks", "instant.mp4")
         var settings = MovieSettings()
         settings.marked = true
@@ -111,7 +111,7 @@ import ObscuraMuxing
     @Test func withoutTheTextEncoderTheFileIsRecordedWithoutMarksAndSaysSo() async throws {
         let output = MovieFileOutput()
         let frames = VideoDataOutput(alwaysDiscardsLateVideoFrames: true, queueDepth: 1)
-        let session = try patternSession([output, frames])
+        let session = try patternSession([output, frames], camera: fastPatternCamera())
         let file = scratchPath("marks", "no-encoder.mp4")
         var settings = MovieSettings()
         settings.marked = true

@@ -73,7 +73,7 @@ import TestSupport
         let dir = scratch.path
         defer { withExtendedLifetime(scratch) {} }
         let file = "\(dir)/r.\(container)"
-        let made = try runProgram(obscura, ["record", "--camera", "synthetic", "--size", "640x480", "--duration", "3", "--output", file])
+        let made = try runProgram(obscura, ["record", "--camera", "synthetic:fast", "--size", "640x480", "--duration", "3", "--output", file])
         try #require(made.status == 0, "\(made.stderr)")
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
         let kind = try #require(MovieContainer(path: file))
@@ -150,7 +150,7 @@ import TestSupport
         defer { withExtendedLifetime(scratch) {} }
         let recipient = try makeAgeIdentity(in: dir)
         let file = "\(dir)/r.\(container).age"
-        let recorded = try runProgram(obscura, ["record", "--camera", "synthetic", "--size", "640x480", "--duration", "4", "--bit-rate", "1000000",
+        let recorded = try runProgram(obscura, ["record", "--camera", "synthetic:fast", "--size", "640x480", "--duration", "4", "--bit-rate", "1000000",
                                                 "--recipient", recipient, "--align-to-age-chunks", "--output", file])
         try #require(recorded.status == 0, "\(recorded.stderr)")
         let plain = "\(dir)/r.\(container)"

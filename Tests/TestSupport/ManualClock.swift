@@ -67,4 +67,20 @@ public final class ManualClock: WaitingClock {
         }
         for sleeper in due { sleeper.continuation.resume() }
     }
+
+    /// Moves time on by `step` every `every` of real time until the returned
+    /// task is cancelled: for a test that waits for an outcome that needs
+    /// time to pass on this clock (frames from a camera it paces, a
+    /// watchdog's limit), without waiting that long itself. With `ready`,
+    /// a step is taken only when it holds (a pipeline that has taken its
+    /// last frame: time then runs as fast as the work, never ahead of it).
+    public func drive(by step: Duration, every: Duration = .milliseconds(1),
+                      when ready: @escaping @Sendable () -> Bool = { true }) -> Task<Void, Never> {
+        Task.detached { [self] in
+            while !Task.isCancelled {
+                if ready() { advance(by: step) }
+                try? await Task.sleep(for: every)
+            }
+        }
+    }
 }
