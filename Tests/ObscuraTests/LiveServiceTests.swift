@@ -10,8 +10,7 @@ import Glibc
 /// The service's live view on its own socket, watched by the built
 /// `obscura view --local`: the test pattern encoded for a viewer while idle
 /// and the recording's own packets while recording; refusals that say why.
-/// (Each test has a service of its own, in a folder of its own.)
-@Suite struct LiveServiceTests {
+@Suite(.serialized) struct LiveServiceTests {
     /// The service on the test pattern, answering; stopped by the caller.
     private func started(_ dir: TemporaryDirectory, tables: String = "", camera: String = "synthetic",
                          recording: String = "") throws -> PatternService {
