@@ -34,9 +34,10 @@ long_loops='EncryptedKillTests|CrashSafetyTests|HostileInputTests|ServiceProcess
 # last shard runs every suite not named here, new ones too; the named ones
 # are the longest, spread so that each shard takes about as long.
 quick_shards=(
-    'LiveServiceTests|MovieFileOutputTests|PreRecordTests|EncoderStageTests'
-    'TornFragmentTests|ServicePressureTests|ServicePictureTests|TimelineTests'
-    'WholeFragmentsTests|OverlayTests|ClosedOutputTests|CommandLineTests|PhotoOutputTests|MetricsTests|EncoderDelayTests'
+    'LiveServiceTests|MovieFileOutputTests'
+    'TornFragmentTests|PreRecordTests|EncoderStageTests|CommandLineTests|PhotoOutputTests|CaptureSessionTests'
+    'ServicePressureTests|ServicePictureTests|TimelineTests|MetricsTests|EncoderDelayTests'
+    'WholeFragmentsTests|OverlayTests|ClosedOutputTests'
 )
 # suites NAMES: a filter for the suites NAMES (A|B|…) and nothing else
 # (a suite's tests are named ObscuraTests.SUITE/TEST).
