@@ -137,7 +137,7 @@ let package = Package(
             "ObscuraControl", "ObscuraCommandLine",
             logging,
         ]),
-        .testTarget(name: "BoardTests", dependencies: ["TestSupport", "ObscuraOverlay"]),
+        .testTarget(name: "BoardTests", dependencies: ["TestSupport", "ObscuraOverlay"], exclude: ["scenarios"]),
     ] + loggingTargets,
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

@@ -61,11 +61,7 @@ extension VirtualBoardTests {
     }
 
     @Test func badCameraRequestsListWhatIsAvailable() throws {
-        let result = try VirtualBoard.run("""
-            \(obscura) record --duration 1 --output x.mp4 --camera nope; echo "status=$?"
-            \(obscura) record --duration 1 --output x.mp4 --size 8000x8000; echo "status=$?"
-            \(obscura) record --duration 1 --output x.mp4 --pixel-format NV12; echo "status=$?"
-            """)
+        let result = try VirtualBoard.run(scenario: "Board/badCameraRequestsListWhatIsAvailable")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(!result.stdout.contains("status=0"))
         #expect(result.stdout.components(separatedBy: "status=1").count == 4)
@@ -78,15 +74,7 @@ extension VirtualBoardTests {
     @Test func aGPIOInputIsReadBackWithBothEdges() throws {
         // The watcher runs in the background; the test pulls the simulated line
         // up then down once the watcher says it holds the line.
-        let result = try VirtualBoard.run("""
-            \(obscura) gpio watch --chip obscura-sim --line record-button --count 2 --timeout 60 > watch.out 2>&1 &
-            watcher=$!
-            . board/virtual/waiting.sh
-            watching() { grep -q ready watch.out; }; wait_for 60 "the watcher to hold the line" watching
-            gpio-sim press record-button; sleep 0.3; gpio-sim release record-button
-            wait $watcher; status=$?
-            cat watch.out; rm -f watch.out; exit $status
-            """)
+        let result = try VirtualBoard.run(scenario: "Board/aGPIOInputIsReadBackWithBothEdges")
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first?.hasPrefix("ready obscura-sim/record-button") == true)
@@ -116,25 +104,7 @@ extension VirtualBoardTests {
 /// against libgpiod v1 and v2 (the kernel debounces for v2).
 @Suite struct ButtonBoardTests {
     @Test func chatteringPressesGiveOnePressEachAndSpikesNone() throws {
-        let result = try VirtualBoard.run("""
-            export PATH=$PATH:$(pwd)/board/virtual
-            .build/debug/obscura gpio button --chip obscura-sim --line photo-button --count 12 --timeout 3600 > b.out 2>&1 &
-            p=$!
-            . board/virtual/waiting.sh
-            button_ready() { grep -q ready b.out; }; wait_for 60 "the button to hold its line" button_ready
-            for i in $(seq 5); do gpio-sim glitch photo-button; sleep 0.1; done
-            for i in $(seq 12); do
-                gpio-sim chatter photo-button 1 $((RANDOM % 6)); sleep 0.1
-                gpio-sim chatter photo-button 0 $((RANDOM % 6)); sleep 0.1
-            done
-            # Counted from the last release, not from the start: each chatter
-            # is processes started on the board (12 s a press on an emulated
-            # arm64 board beside a build), so the presses' own pace sets the
-            # wait, and a press lost ends it here, not at a timeout.
-            counted() { ! kill -0 $p 2> /dev/null; }
-            wait_for 30 "the button to count its 12 presses" counted || kill $p
-            wait $p; echo "status=$?"; cat b.out; rm -f b.out
-            """, timeout: 900)
+        let result = try VirtualBoard.run(scenario: "Board/chatteringPressesGiveOnePressEachAndSpikesNone", timeout: 900)
         let lines = result.stdout.split(separator: "\n")
         #expect(lines.contains("status=0"), "\(result.stdout)\(result.stderr)")
         // libgpiod 1 (Debian 12) has no kernel debounce: the button debounces
@@ -146,20 +116,7 @@ extension VirtualBoardTests {
     }
 
     @Test func aHeldButtonIsALongPressAndAQuickOneShort() throws {
-        let result = try VirtualBoard.run("""
-            export PATH=$PATH:$(pwd)/board/virtual
-            .build/debug/obscura gpio button --chip obscura-sim --line record-button --count 2 --long-press 3000 --timeout 120 > b.out 2>&1 &
-            p=$!
-            . board/virtual/waiting.sh
-            button_ready() { grep -q ready b.out; }; wait_for 60 "the button to hold its line" button_ready
-            gpio-sim press record-button; sleep 5; gpio-sim release record-button
-            sleep 0.5
-            # The quick one by the shell's own writes (a gpio-sim per edge
-            # took seconds on a starved board).
-            pull=$(dirname "$(gpio-sim value-file record-button)")/pull
-            echo pull-up > "$pull"; sleep 0.1; echo pull-down > "$pull"
-            wait $p; echo "status=$?"; cat b.out; rm -f b.out
-            """, timeout: 200)
+        let result = try VirtualBoard.run(scenario: "Board/aHeldButtonIsALongPressAndAQuickOneShort", timeout: 200)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.contains("status=0"), "\(result.stdout)\(result.stderr)")
         let events = lines.filter { $0.hasPrefix("press ") || $0.hasPrefix("release") || $0.hasSuffix(" press") }
@@ -179,20 +136,7 @@ extension VirtualBoardTests {
     func theShimDebouncesInTheKernelWithLibgpiodV2(api: Int) throws {
         let check = ".build/library-versions/gpio-shim-check-v\(api)"
         try #require(FileManager.default.isExecutableFile(atPath: packageRoot + "/" + check), "run Tests/check-library-versions first")
-        let result = try VirtualBoard.run("""
-            export PATH=$PATH:$(pwd)/board/virtual
-            \(check) obscura-sim flash-button flash-led 150 10 > c.out 2>&1 &
-            p=$!
-            . board/virtual/waiting.sh
-            shim_ready() { grep -q ready c.out; }; wait_for 60 "the shim to hold its lines" shim_ready
-            echo "led=$(gpio-sim get flash-led)"
-            for i in $(seq 3); do gpio-sim glitch flash-button; sleep 0.1; done
-            for i in $(seq 10); do
-                gpio-sim chatter flash-button 1 3; sleep 0.1
-                gpio-sim chatter flash-button 0 3; sleep 0.1
-            done
-            wait $p; echo "status=$?"; cat c.out; rm -f c.out
-            """, timeout: 200)
+        let result = try VirtualBoard.run(scenario: "Board/theShimDebouncesInTheKernelWithLibgpiodV2", [check], timeout: 200)
         let out = result.stdout
         #expect(out.contains("status=0"), "\(out)\(result.stderr)")
         #expect(out.contains("led=1"))  // the output line is driven

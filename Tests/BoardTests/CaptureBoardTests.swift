@@ -20,11 +20,7 @@ extension VirtualBoardTests {
     }
 
     @Test func sizesAreConfiguredAndAdjustmentsReported() throws {
-        let result = try VirtualBoard.run("""
-            for size in 640x480 1280x720 1920x1080; do
-                echo "== $size"; \(obscura) stream --frames 3 --size $size --quiet 2>&1
-            done
-            """)
+        let result = try VirtualBoard.run(scenario: "Capture/sizesAreConfiguredAndAdjustmentsReported")
         #expect(result.status == 0, "\(result.stderr)")
         let text = result.stdout
         #expect(text.contains("the camera adjusted the configuration: stream 0 size 640x480 → 636x480"))
@@ -72,10 +68,7 @@ extension VirtualBoardTests {
     }
 
     @Test func brightnessAndContrastReachTheSensor() throws {
-        let result = try VirtualBoard.run("""
-            \(obscura) stream --frames 3 --preset vga640x480 --metadata --stats --set Brightness=0.8 Contrast=1.5
-            \(obscura) stream --frames 3 --preset vga640x480 --stats --set Brightness=-0.8
-            """)
+        let result = try VirtualBoard.run(scenario: "Capture/brightnessAndContrastReachTheSensor")
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.stdout.split(separator: "\n").filter { $0.hasPrefix("frame ") }
         #expect(lines.count == 6)
@@ -95,21 +88,7 @@ extension VirtualBoardTests {
     }
 
     @Test func unbindingIsReportedWithinASecondAndTheSessionRecoversAfterBind() throws {
-        let result = try VirtualBoard.run("""
-            \(obscura) stream --duration 14 --preset vga640x480 > s.out 2>&1 &
-            p=$!
-            . board/virtual/waiting.sh
-            running() { grep -q didStartRunning s.out; }; wait_for 60 "the stream to start running" running
-            sleep 2
-            echo "unbind uptime=$(cut -d' ' -f1 /proc/uptime)"
-            echo vimc.0 > /sys/bus/platform/drivers/vimc/unbind
-            echo "unbound uptime=$(cut -d' ' -f1 /proc/uptime)"
-            sleep 3
-            echo "bind uptime=$(cut -d' ' -f1 /proc/uptime)"
-            echo vimc.0 > /sys/bus/platform/drivers/vimc/bind
-            wait $p; status=$?
-            cat s.out; rm -f s.out; exit $status
-            """)
+        let result = try VirtualBoard.run(scenario: "Capture/unbindingIsReportedWithinASecondAndTheSessionRecoversAfterBind")
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         let lines = result.stdout.split(separator: "\n").map(String.init)
         /// The uptime of the first line with this prefix at or after `since`.

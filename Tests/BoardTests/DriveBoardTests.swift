@@ -18,58 +18,7 @@ extension VirtualBoardTests {
         let made = try runProgram("/bin/sh", ["-c", "PATH=$PATH:/usr/sbin:/sbin; truncate -s 256M \(image) && mke2fs -q -t ext4 -L OBSCURA -F \(image)"])
         try #require(made.status == 0, "mke2fs: \(made.stderr)")
         let least = 5  // a few frames prove the path ran; no rate is assumed
-        let result = try VirtualBoard.run("""
-            drive=/media/obscura/obscura/recordings
-            sd=/var/lib/obscura/recordings
-            frames() { n=$(ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$1" 2>/dev/null); echo "${n:-0}"; }
-            . board/virtual/waiting.sh
-            uptime_s() { cut -d' ' -f1 /proc/uptime; }
-            # The drive, prepared once (README) and mounted by the system.
-            mkdir -p /media/obscura && mount LABEL=OBSCURA /media/obscura
-            mkdir -p $drive /media/obscura/.obscura-incoming && chown obscura:obscura $drive /media/obscura/obscura /media/obscura/.obscura-incoming
-            sed -i '/^\\[usb\\]/,/^\\[/ { s/^drive = .*/drive = "LABEL=OBSCURA"/; s/^quota_mb = .*/quota_mb = 200/; s/^min_free_space_mb = .*/min_free_space_mb = 32/ }' /etc/obscura/obscura.toml
-            sed -n '/^\\[usb\\]/,$ p' /etc/obscura/obscura.toml | grep -v '^#' | sed 's/^/config: /'
-            sed -i 's/^#* *segment_seconds = .*/segment_seconds = 2/' /etc/obscura/obscura.toml
-            systemctl restart obscura
-            drive_seen() { obscura status | grep -q '^storage usb: /media'; }
-            wait_for 120 "the service to see the drive" drive_seen
-            obscura status | grep '^storage' | sed 's/^/before: /'
-            obscura ctl record start | sed 's/^/start: /'
-            two_on_drive() { [ "$(ls $drive/*.sha256 2>/dev/null | wc -l)" -ge 2 ]; }
-            wait_for 120 "two finished segments on the drive" two_on_drive
-            (cd $drive && sha256sum -c *.sha256 | sed 's/^/on-drive: /')
-            ls /srv/obscura/media/obscura/obscura/recordings | sed 's/^/fetch-view: /'
-            echo "unplug uptime=$(uptime_s)"
-            board/virtual/unplug
-            echo "gone uptime=$(uptime_s)"
-            # What happened, not a frame count: the journal's line, then a few
-            # of the camera's frames in the SD card's files.
-            failed_over() { journalctl -u obscura | grep -q "recording goes on on the SD card"; }
-            wait_for 60 "the journal to say the recording goes on on the SD card" failed_over
-            # (The service's count: an ffprobe per try would take seconds
-            # each on a slow board. The files are read back below.)
-            on_sd() { obscura status > /tmp/on-sd; grep -q "^file: $sd/" /tmp/on-sd \
-                && [ "$(sed -n 's/^frames: \\([0-9]*\\) .*/\\1/p' /tmp/on-sd)" -ge \(least) ] 2>/dev/null; }
-            wait_for 120 "\(least) frames recorded on the SD card" on_sd
-            echo "active=$(systemctl is-active obscura) restarts=$(systemctl show -p NRestarts --value obscura)"
-            obscura ctl record stop > /dev/null
-            sd_finished() { ls $sd | grep -q sha256 && [ -z "$(ls /var/lib/obscura/incoming)" ]; }
-            wait_for 120 "the SD card's recording finished" sd_finished
-            obscura status | sed 's/^/status: /'
-            grep -E '^obscura_(storage_present|storage_active|stage_restarts_total)' /run/obscura-metrics/obscura.prom | sed 's/^/metric: /'
-            journalctl -u obscura --no-pager -o short-monotonic | grep -E "recording goes on on the SD card" | sed 's/^/mono: /'
-            journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | grep -v "^obscura: encoder" | sed 's/^/journal: /'
-            # Every SD file's checksum; frames read back (an ffprobe each, seconds
-            # on a slow board, where 2 s segments hold few frames) until a few
-            # are seen.
-            (cd $sd && sha256sum -c *.sha256 | sed 's/^/sum: /')
-            total=0
-            for f in $sd/*.mp4; do
-                [ $total -ge \(least) ] && break
-                n=$(frames $f); total=$((total + n)); echo "sd-file=$(basename $f) frames=$n"
-            done
-            echo "sd-files=$(ls $sd/*.mp4 | wc -l)"
-            """, timeout: 300, options: ["--systemd", "--usb-disk", image])
+        let result = try VirtualBoard.run(scenario: "Drive/aDrivePulledOutMidRecordingFallsBackToTheSDCardAndKeepsWhatItHad", ["\(least)"], timeout: 300, options: ["--systemd", "--usb-disk", image])
         let out = result.stdout
         let board = BoardLines(out)
         let lines = board.lines
@@ -135,74 +84,7 @@ extension VirtualBoardTests.DriveBoardTests {
     /// they all happened and ten seconds at least.)
     @Test func aDriveThatHangsHoldsUpNeitherStatusNorButtons() throws {
         let least = 5  // a few frames prove the path ran; no rate is assumed
-        let result = try VirtualBoard.run("""
-            . board/virtual/waiting.sh
-            up() { cut -d' ' -f1 /proc/uptime; }
-            press() { gpio-sim press $1; sleep 0.15; gpio-sim release $1; }
-            frames_now() { obscura status | sed -n 's/^frames: \\([0-9]*\\) .*/\\1/p'; }
-            # The network drive: sshfs (its SFTP server run directly, as its
-            # ssh command: nothing on the network), every file shown as the
-            # obscura user's.
-            modprobe fuse
-            mkdir -p /srv/net /media/net
-            printf '#!/bin/sh\\nexec /usr/lib/openssh/sftp-server\\n' > /usr/local/bin/sftp-direct && chmod +x /usr/local/bin/sftp-direct
-            sshfs -o ssh_command=/usr/local/bin/sftp-direct,allow_other,uid=$(id -u obscura),gid=$(id -g obscura) board:/srv/net /media/net \\
-                || echo "sshfs failed"
-            findmnt -n -o SOURCE,FSTYPE /media/net | sed 's/^/mounted: /'
-            mkdir -p /media/net/obscura/recordings /media/net/.obscura-incoming
-            sed -i '/^\\[usb\\]/,/^\\[/ { s|^drive = .*|drive = "/media/net"| }' /etc/obscura/obscura.toml
-            sed -i 's/^#* *segment_seconds = .*/segment_seconds = 0/' /etc/obscura/obscura.toml
-            systemctl restart obscura
-            on_net() { obscura status | grep -q '^storage usb: /media/net/obscura/recordings, .*MiB free'; }
-            wait_for 60 "the network drive in the status" on_net
-            obscura ctl record start | sed 's/^/start: /'
-            some() { [ "$(frames_now)" -ge \(least) ] 2>/dev/null; }
-            wait_for 300 "\(least) frames recorded on the network drive" some
-            fs=$(pgrep -x sshfs)
-            hang=$(up); at_hang=$(frames_now)
-            kill -STOP $fs
-            echo "hang uptime=$hang frames=$at_hang"
-            # While every call into the drive blocks:
-            obscura status > /tmp/hung-status; echo "status rc=$? uptime=$(up)"
-            sed 's/^/hung: /' /tmp/hung-status
-            obscura ctl flash on | sed 's/^/ctl: /'; echo "ctl uptime=$(up)"
-            press photo-button
-            photo() { ls /var/lib/obscura/photos/*.jpg.sha256 > /dev/null 2>&1; }
-            wait_for 300 "a photo on the SD card while the drive hangs" photo && echo "photo uptime=$(up)"
-            silent() { obscura status | grep -q '^storage usb: /media/net/obscura/recordings, not answering'; }
-            wait_for 300 "the status to say the drive does not answer" silent && echo "silent uptime=$(up)"
-            obscura status | grep '^storage' | sed 's/^/during: /'
-            ten() { awk -v a="$hang" -v b="$(up)" 'BEGIN { exit !(b - a >= 10) }'; }
-            # (The hang lasts until all of that happened, ten seconds at least.)
-            wait_for 30 "ten seconds of the hang" ten
-            echo "release uptime=$(up)"
-            kill -CONT $fs
-            # Let go: the recording goes on on the drive.
-            more() { [ "$(frames_now)" -gt "$at_hang" ] 2>/dev/null; }
-            wait_for 300 "the recording to go on after the hang" more && echo "advanced uptime=$(up) frames=$(frames_now)"
-            answers() { obscura status | grep -q '^storage usb: /media/net/obscura/recordings, .*MiB free'; }
-            wait_for 30 "the drive to answer again in the status" answers
-            obscura ctl record stop > /dev/null
-            done_() { ls /media/net/obscura/recordings/*.sha256 > /dev/null 2>&1; }
-            wait_for 300 "the recording finished on the drive" done_
-            # A recording started while the drive hangs goes to the SD card.
-            kill -STOP $fs; echo "hang2 uptime=$(up)"
-            obscura ctl record start | sed 's/^/start-hung: /'; echo "started uptime=$(up)"
-            sd_frames() { obscura status | grep -q '^file: /var/lib/obscura/recordings/' && [ "$(frames_now)" -ge \(least) ] 2>/dev/null; }
-            wait_for 300 "\(least) frames on the SD card while the drive hangs" sd_frames
-            obscura ctl record stop > /dev/null
-            sd_done() { ls /var/lib/obscura/recordings/*.mp4.sha256 > /dev/null 2>&1; }
-            wait_for 300 "the SD card's recording finished while the drive hangs" sd_done && echo "sd-done uptime=$(up)"
-            echo "release2 uptime=$(up)"
-            kill -CONT $fs
-            again() { journalctl -u obscura | grep -q 'recordings go to it again'; }
-            wait_for 60 "the drive to be used again" again
-            (cd /var/lib/obscura/recordings && sha256sum -c *.sha256 | sed 's/^/sd-sum: /')
-            echo "active=$(systemctl is-active obscura) restarts=$(systemctl show -p NRestarts --value obscura)"
-            cd /media/net/obscura/recordings && sha256sum -c *.sha256 | sed 's/^/sum: /'
-            for f in *.mp4; do echo "file=$f frames=$(ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 $f)"; done
-            journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | grep -v "^obscura: encoder" | sed 's/^/journal: /'
-            """, timeout: 1200, options: ["--systemd"])
+        let result = try VirtualBoard.run(scenario: "Drive/aDriveThatHangsHoldsUpNeitherStatusNorButtons", ["\(least)"], timeout: 1200, options: ["--systemd"])
         let out = result.stdout
         let board = BoardLines(out)
         let lines = board.lines

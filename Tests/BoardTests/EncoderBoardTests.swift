@@ -24,19 +24,7 @@ extension VirtualBoardTests {
         let dir = packageRoot + "/\(folder)/\(api)"
         try? FileManager.default.removeItem(atPath: dir)
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        let reload = api == "multi-planar"
-            ? "rmmod vicodec && insmod $OBSCURA_BOARD_CACHE/modules/vicodec.ko multiplanar=1 && sleep 1"
-            : "true"
-        let result = try VirtualBoard.run("""
-            \(reload) || { echo "reload failed"; exit 1; }
-            o=.build/debug/obscura
-            $o record --encoder v4l2m2m --codec fwht --size 648x480 --duration 3 --output /tmp/v.fwht \
-                --save-frame \(folder)/\(api)/reference.ppm || exit 1
-            $o decode --input /tmp/v.fwht --size 648x480 --pixel-format BG24 --output \(folder)/\(api)/decoded.rgb || exit 1
-            # A size the driver adjusts is refused by name, and nothing is left behind.
-            $o record --encoder v4l2m2m --codec fwht --size 636x480 --duration 1 --output /tmp/bad.fwht; echo "bad-exit=$?"
-            ls /tmp/bad.fwht /tmp/bad.fwht.partial 2>/dev/null | sed 's/^/leftover: /'
-            """, timeout: 300)
+        let result = try VirtualBoard.run(scenario: "Encoder/cameraDmabufsGoIntoVicodecWithoutACopyAndDecodeBack", [folder, api], timeout: 300)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         let out = result.stdout, err = result.stderr
         // One line says which encoder and why; the path has no CPU copy.
@@ -75,11 +63,7 @@ extension VirtualBoardTests {
     /// camera frames go into vicodec by dmabuf too, and every frame appended
     /// decodes back.
     @Test func theAssetWriterGetsTheHardwareEncoderToo() throws {
-        let result = try VirtualBoard.run("""
-            o=.build/debug/obscura
-            $o record --through asset-writer --encoder v4l2m2m --codec fwht --size 648x480 --duration 3 --output /tmp/w.fwht || exit 1
-            $o decode --input /tmp/w.fwht --size 648x480 --pixel-format BG24 --output /tmp/w.rgb || exit 1
-            """, timeout: 300)
+        let result = try VirtualBoard.run(scenario: "Encoder/theAssetWriterGetsTheHardwareEncoderToo", timeout: 300)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         let out = result.stdout, err = result.stderr
         #expect(err.contains("encoder vicodec fwht (V4L2 memory-to-memory, /dev/video3) [hardware encoder vicodec (/dev/video3): camera dmabufs imported, no CPU copy"), "\(err)")
@@ -94,10 +78,7 @@ extension VirtualBoardTests {
     }
 
     @Test func withoutAHardwareH264EncoderTheRecordingFallsBackAndSaysWhy() throws {
-        let result = try VirtualBoard.run("""
-            .build/debug/obscura record --encoder auto --codec h264 --size 640x480 --duration 1 --output /tmp/f.mp4 || exit 1
-            ffprobe -v error -show_entries stream=codec_name -of default=nw=1 /tmp/f.mp4
-            """)
+        let result = try VirtualBoard.run(scenario: "Encoder/withoutAHardwareH264EncoderTheRecordingFallsBackAndSaysWhy")
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         #expect(result.stderr.contains("[software encoder libx264 (libavcodec); hardware: no V4L2 memory-to-memory encoder makes h264 (found: vicodec (/dev/video3)"),
                 "\(result.stderr)")
@@ -112,14 +93,7 @@ extension VirtualBoardTests {
     /// benchmark finds no H.264 encoder on the virtual board (vicodec makes
     /// FWHT), says so and exits 77 before measuring anything.
     @Test func fileFramesInDmabufsGoIntoTheEncoderWithoutACopy() throws {
-        let result = try VirtualBoard.run("""
-            o=.build/debug/obscura
-            ffmpeg -v error -f lavfi -i testsrc2=size=640x480:rate=30 -frames:v 8 -pix_fmt nv12 -f rawvideo /tmp/f.nv12 || exit 1
-            echo "allocators: $(ls /dev/udmabuf /dev/dma_heap/* 2>/dev/null | tr '\\n' ' ')"
-            $o record --camera dmabuf-file:/tmp/f.nv12 --pixel-format NV12 --size 640x480 --encoder v4l2m2m --codec fwht \\
-                --duration 0.98 --output /tmp/d.fwht; echo "record-exit=$?"
-            OBSCURA=$o bench/record-vs-ffmpeg --encoder v4l2m2m --runs 1 --frames 32 --out /tmp; echo "bench-exit=$?"
-            """, timeout: 300)
+        let result = try VirtualBoard.run(scenario: "Encoder/fileFramesInDmabufsGoIntoTheEncoderWithoutACopy", timeout: 300)
         let out = result.stdout, err = result.stderr
         let allocators = out.split(separator: "\n").first { $0.hasPrefix("allocators: ") }?.dropFirst("allocators: ".count)
             .split(separator: " ") ?? []

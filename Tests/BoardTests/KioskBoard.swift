@@ -7,22 +7,22 @@ import TestSupport
 /// SSH; Prometheus scraping a recording; an
 /// encrypting service and its pull; the retrieval account (last: it installs
 /// again, with --allow-delete). Each begins with the kiosk as a fresh
-/// boot has it (BoardScenarios.restoreInstalledState). The service's start
+/// boot has it (scenarios/Kiosk/restoreInstalledState.sh). The service's start
 /// at boot is the first scenario, so it sees the boot itself.
 enum KioskBoard {
     static let board = BoardScenarios(
         "kiosk",
         scenarios: [
-            ("service-boot", VirtualBoardTests.ServiceBoardTests.bootScript),
-            ("service-preview", VirtualBoardTests.ServiceBoardTests.previewScript),
-            ("doctor", VirtualBoardTests.DoctorBoardTests.script),
-            ("stage-camera", VirtualBoardTests.StageBoardTests.cameraScript),
-            ("stage-encoder", VirtualBoardTests.StageBoardTests.encoderScript),
-            ("live-view", VirtualBoardTests.LiveViewBoardTests.script),
-            ("metrics-prometheus", VirtualBoardTests.MetricsBoardTests.prometheusScript),
-            ("evidence", VirtualBoardTests.EvidenceBoardTests.script),
-            ("retrieval", VirtualBoardTests.RetrievalBoardTests.script),
+            ("service-boot", "Kiosk/serviceBoot", []),
+            ("service-preview", "Kiosk/servicePreview", []),
+            ("doctor", "Kiosk/doctor", []),
+            ("stage-camera", "Kiosk/stageCamera", [String(VirtualBoardTests.StageBoardTests.least)]),
+            ("stage-encoder", "Kiosk/stageEncoder", [String(VirtualBoardTests.StageBoardTests.least)]),
+            ("live-view", "Kiosk/liveView", []),
+            ("metrics-prometheus", "Kiosk/metricsPrometheus", []),
+            ("evidence", "Kiosk/evidence", VirtualBoardTests.EvidenceBoardTests.arguments),
+            ("retrieval", "Kiosk/retrieval", []),
         ],
-        prelude: BoardScenarios.keepInstalledState, between: BoardScenarios.restoreInstalledState,
+        prelude: "Kiosk/keepInstalledState", between: "Kiosk/restoreInstalledState",
         timeout: 3900, options: ["--systemd"])
 }

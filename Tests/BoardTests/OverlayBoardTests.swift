@@ -13,16 +13,7 @@ extension VirtualBoardTests {
 @Suite struct OverlayBoardTests {
     @Test func vimcFramesCarryTheirOwnSecondThroughBothEncoders() throws {
         let folder = try SharedFolder("overlay-board")
-        let result = try VirtualBoard.run("""
-            out=\(folder.relative)
-            .build/debug/obscura record --size 640x480 --duration 4 --overlay --overlay-text "Gate 3" \
-                --output $out/sw.mp4 > $out/sw.out 2> $out/sw.log; echo "sw-rc=$?"
-            .build/debug/obscura record --size 648x480 --codec fwht --encoder v4l2m2m --duration 4 --overlay --overlay-text "Gate 3" \
-                --timestamps $out/hw.txt --output $out/hw.fwht > $out/hw.out 2> $out/hw.log; echo "hw-rc=$?"
-            .build/debug/obscura decode --input $out/hw.fwht --codec fwht --size 648x480 --pixel-format BG24 --output $out/hw.rgb \
-                > /dev/null 2> $out/decode.log; echo "decode-rc=$?"
-            tail -n 3 $out/sw.log $out/sw.out $out/hw.log $out/hw.out $out/decode.log
-            """, timeout: 300)
+        let result = try VirtualBoard.run(scenario: "Overlay/vimcFramesCarryTheirOwnSecondThroughBothEncoders", [folder.relative], timeout: 300)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         let lines = result.stdout.split(separator: "\n").map(String.init)
         #expect(lines.contains("sw-rc=0") && lines.contains("hw-rc=0") && lines.contains("decode-rc=0"), "\(result.stdout)")
@@ -55,11 +46,7 @@ extension VirtualBoardTests {
     /// screen read back through its writeback connector.
     @Test func thePreviewShowsTheCaptionOnlyWhenAsked() throws {
         let folder = try SharedFolder("overlay-preview")
-        let result = try VirtualBoard.run("""
-            .build/debug/obscura preview --size 640x480 --duration 3 --gravity stretch --overlay --overlay-text "Gate 3" \
-                --writeback \(folder.relative)/caption.ppm > \(folder.relative)/caption.out 2>&1; echo "caption-rc=$?"
-            .build/debug/obscura preview --size 640x480 --duration 3 --gravity stretch --writeback \(folder.relative)/plain.ppm > /dev/null 2>&1; echo "plain-rc=$?"
-            """, timeout: 240)
+        let result = try VirtualBoard.run(scenario: "Overlay/thePreviewShowsTheCaptionOnlyWhenAsked", [folder.relative], timeout: 240)
         #expect(result.stdout.contains("caption-rc=0") && result.stdout.contains("plain-rc=0"), "\(result.stdout)\(result.stderr)")
         // The caption's box on the screen: where the renderer puts it in a
         // 636x480 frame, stretched to the screen.

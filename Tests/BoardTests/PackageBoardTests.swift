@@ -23,63 +23,14 @@ struct PackageBoardTests {
     /// (when OBSCURA_BOARD_LIBCAMERA_PACKAGES names the packages).
     static let debPath = package.map { $0.hasPrefix("/") ? $0 : packageRoot + "/" + $0 }
     static let board: BoardScenarios? = debPath.map { path in
-        var scenarios = [(name: "apt", script: aptScript(path))]
+        var scenarios = [(name: "apt", script: "Package/apt", arguments: [path])]
         var timeout = 600
         if let packages = libcameraPackages {
-            scenarios.append((name: "libcamera", script: libcameraScript(path, packages.hasPrefix("/") ? packages : packageRoot + "/" + packages)))
+            scenarios.append((name: "libcamera", script: "Package/libcamera",
+                              arguments: [path, packages.hasPrefix("/") ? packages : packageRoot + "/" + packages]))
             timeout += 1800
         }
         return BoardScenarios("package", scenarios: scenarios, timeout: timeout, options: ["--systemd", "--no-install"])
-    }
-
-    static func aptScript(_ path: String) -> String {
-        #"""
-            export PATH=$PATH:$(pwd)/board/virtual
-            k=/tmp/pull; mkdir -p $k
-            echo "before=$(command -v obscura || echo none)"
-            # Everything it depends on is on the board already: no network needed.
-            cp '\#(path)' /tmp/ && apt-get install -y --no-install-recommends /tmp/$(basename '\#(path)') > $k/apt.log 2>&1
-            echo "apt-rc=$?"; tail -n 3 $k/apt.log | tr '\r' '\n' | sed 's/^/apt: /'; echo
-            echo "installed=$(dpkg-query -W -f='${Architecture} ${Status}' obscura) binary=$(command -v obscura)"
-            echo "depends=$(dpkg-query -W -f='${Depends}' obscura)"
-            # What an owner reads and types: the manuals, as man shows them,
-            # and bash-completion's loading of the package's completion.
-            MANWIDTH=80 man -P cat obscura > $k/man1 2>&1; echo "man-obscura=$? $(sed -n '/^NAME/{n;p;q}' $k/man1 | sed 's/^ *//')"
-            # (The page on standard output; what troff says on standard error, shown apart:
-            # trixie's groff 1.23 warns "cannot adjust line" at 80 columns for a long example.)
-            MANWIDTH=80 man -P cat obscura.toml > $k/man5 2> $k/man5.err; echo "man-toml=$? $(head -1 $k/man5 | awk '{print $1}')"
-            echo "man-toml-said=$(head -1 $k/man5.err)"
-            echo "completion=$(bash -c '. /usr/share/bash-completion/bash_completion; __load_completion obscura || exit 1
-                f=$(complete -p obscura); f=${f##*-F }; f=${f%% *}
-                COMP_LINE="obscura re"; COMP_POINT=10; COMP_WORDS=(obscura re); COMP_CWORD=1; $f obscura re obscura; echo "${COMPREPLY[*]}"')"
-            journalctl -u obscura -f -n all -o cat --no-pager | sed -u 's/^/journal: /' &
-            sed -i 's/^board = .*/board = "virtual"/' /etc/obscura/obscura.toml
-            systemctl restart obscura
-            . board/virtual/waiting.sh
-            answers() { obscura status > /dev/null 2>&1; }; wait_for 120 "the service to answer" answers
-            echo "active=$(systemctl is-active obscura)"
-            press() { gpio-sim press $1; sleep 0.15; gpio-sim release $1; }
-            press record-button
-            recording_open() { ls /var/lib/obscura/incoming/*.partial >/dev/null 2>&1; }; wait_for 120 "the recording file to open" recording_open
-            sleep 3
-            press record-button
-            finished() { journalctl -u obscura | grep -q "recording finished"; }; wait_for 120 "the recording to finish" finished
-            ssh-keygen -q -t ed25519 -N '' -f $k/hostkey
-            ssh-keygen -q -t ed25519 -N '' -C puller@test -f $k/user
-            obscura keys add $k/user.pub | sed 's/^/keys-add: /'
-            mkdir -p /run/sshd
-            /usr/sbin/sshd -p 2222 -o ListenAddress=127.0.0.1 -o PidFile=$k/sshd.pid -h $k/hostkey -E $k/sshd.log
-            echo "[127.0.0.1]:2222 $(cut -d' ' -f1,2 $k/hostkey.pub)" > $k/known_hosts
-            sshd_up() { [ -s $k/sshd.pid ]; }; wait_for 60 "sshd to start" sshd_up
-            obscura pull --port 2222 --identity $k/user --known-hosts $k/known_hosts obscura-fetch@127.0.0.1 $k/dest > $k/out 2>&1
-            echo "pull-rc=$?"; sed 's/^/pull: /' $k/out
-            (cd $k/dest && sha256sum -c *.sha256) 2>&1 | sed 's/^/verify: /'
-            for f in $k/dest/*.mp4; do
-                echo "pulled=$(basename $f) frames=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
-            done
-            kill $(cat $k/sshd.pid) 2>/dev/null
-            pkill -f '^journalctl -u obscura -f' 2>/dev/null
-            """#
     }
 
     @Test func theDebInstallsWithAptAndTheServiceRecordsOnTheButtonAndIsPulled() throws {
@@ -118,73 +69,6 @@ struct PackageBoardTests {
         let why = lines.filter { line in related.contains { line.hasPrefix($0) } }.suffix(5)
             + lines.filter { $0.hasPrefix("gave up after") }
         return "no line \(wanted); the board said: \(why.joined(separator: " | "))\nthe board printed:\n\(out)"
-    }
-
-    static func libcameraScript(_ path: String, _ folder: String) -> String {
-        #"""
-            export PATH=$PATH:$(pwd)/board/virtual
-            . board/virtual/waiting.sh
-            k=/tmp/swap; mkdir -p $k
-            cp '\#(path)' /tmp/ && apt-get install -y --no-install-recommends /tmp/$(basename '\#(path)') > $k/apt.log 2>&1
-            echo "apt-rc=$?"
-            sed -i 's/^board = .*/board = "virtual"/' /etc/obscura/obscura.toml
-            systemctl restart obscura
-            layers() { journalctl -u obscura -o cat --no-pager | grep 'camera layer: '; }
-            layer_is() { layers | tail -1 | grep -q "libobscura-camera.so.$1 "; }
-            finished_count() { journalctl -u obscura -o cat --no-pager | grep -c 'recording finished'; }
-            has_frames() {
-                local f; f=$(ls /var/lib/obscura/incoming/*.partial 2>/dev/null | head -1)
-                [ -n "$f" ] && [ "$(ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$f" 2>/dev/null || echo 0)" -ge 2 ] 2>/dev/null
-            }
-            round() { # shim version, label
-                wait_for 300 "the service to open the camera through the $1 shim" layer_is $1 || return
-                echo "layer-$2=$(layers | tail -1)"
-                echo "devices-$2=$(obscura devices 2>&1 | grep -m1 '^libcamera ')"
-                camera_open() { obscura status 2>/dev/null | grep -q '^camera: [^n]'; }
-                wait_for 120 "the camera to be open" camera_open
-                echo "camera-$2=$(obscura status | grep '^camera: ')"
-                local before; before=$(finished_count)
-                obscura ctl record start > /dev/null
-                wait_for 300 "the recording to hold two frames" has_frames
-                obscura ctl record stop > /dev/null
-                finished() { [ "$(finished_count)" -gt "$before" ]; }
-                wait_for 120 "the recording to finish" finished
-                local f; f=$(ls -t /var/lib/obscura/recordings/*.mp4 | head -1)
-                echo "recorded-$2=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
-            }
-            round 0.4 first
-            # Upgrade: libcamera 0.7 and its IPA modules (trixie-backports), as files; 0.4 removed.
-            apt-get install -y --no-install-recommends '\#(folder)'/0.7/*.deb > $k/up.log 2>&1
-            echo "upgrade-rc=$?"; grep -m1 'restarting the recorder' $k/up.log | tr -d '\r' | sed 's/^/upgrade: /'
-            apt-get remove -y libcamera0.4 > $k/rm4.log 2>&1; echo "remove-0.4-rc=$? obscura=$(dpkg-query -W -f='${Status}' obscura)"
-            round 0.7 upgraded
-            # Back: 0.4 and its IPA modules again; 0.7 removed.
-            apt-get install -y --allow-downgrades --no-install-recommends '\#(folder)'/0.4/*.deb > $k/down.log 2>&1
-            echo "downgrade-rc=$?"
-            apt-get remove -y libcamera0.7 > $k/rm7.log 2>&1; echo "remove-0.7-rc=$? obscura=$(dpkg-query -W -f='${Status}' obscura)"
-            round 0.4 back
-            # libcamera 0.5.2 (Debian's, its IPA module built from source), where the folder has it.
-            if [ -d '\#(folder)'/0.5 ]; then
-                echo "has-0.5=yes"
-                apt-get install -y --no-install-recommends '\#(folder)'/0.5/*.deb > $k/up5.log 2>&1
-                echo "upgrade-0.5-rc=$?"
-                apt-get remove -y libcamera0.4 > $k/rm4b.log 2>&1; echo "remove-0.4-again-rc=$? obscura=$(dpkg-query -W -f='${Status}' obscura)"
-                round 0.5 source
-                current=0.5
-            else
-                current=0.4
-            fi
-            # A libcamera this build has no shim for: the shim of the one installed taken away.
-            mv /usr/lib/obscura/camera/libobscura-camera.so.$current $k/
-            echo "noshim-version=$current"
-            echo "noshim-left=$(ls /usr/lib/obscura/camera | sed 's/^libobscura-camera\.so\.//' | sort -V | paste -sd, | sed 's/,/, /g')"
-            systemctl restart obscura
-            says_why() { obscura status 2>/dev/null | grep -q "^last error: camera: libcamera $current"; }
-            wait_for 120 "the status to say why there is no camera" says_why
-            echo "noshim-status=$(obscura status | grep '^last error: ')"
-            echo "noshim-active=$(systemctl is-active obscura)"
-            echo "noshim-devices=$(obscura devices 2>&1 | grep -m1 '^obscura: error')"
-            """#
     }
 
     /// libcamera upgraded and taken back under the installed package, as an

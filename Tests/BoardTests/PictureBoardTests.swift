@@ -16,76 +16,7 @@ extension VirtualBoardTests {
     static let hold = 2.0, clear = 1.0
 
     @Test func aCoveredAndADarkLensAreDeclaredWithinTheirHoldAndClearWhileTheRecordingGoesOn() throws {
-        let result = try VirtualBoard.run("""
-            export PATH=$PATH:$(pwd)/board/virtual
-            . board/virtual/waiting.sh
-            rm -rf /tmp/svc; mkdir -p /tmp/svc
-            \(BoardService.started(board: "virtual", recording: """
-                folder = "/tmp/svc/rec"
-                partial_folder = "/tmp/svc/incoming"
-                size = "320x240"
-                segment_seconds = 0
-                min_free_space_mb = 16
-                """, tables: """
-                [health]
-                hold_seconds = \(Self.hold)
-                clear_seconds = \(Self.clear)
-                # The loopback's silence is SoundBoardTests' part.
-                sound_conditions = []
-                """))
-            now() { read -r t _ < /proc/uptime; echo "$t"; }
-            sub=
-            for d in /sys/class/video4linux/v4l-subdev*; do [ "$(cat "$d/name")" = "Sensor B" ] && sub=/dev/${d##*/}; done
-            echo "subdev=$sub"
-            # The menu's entries by name (tpg's: "100% White", "100% Black").
-            entry() { v4l2-ctl -d "$sub" --list-ctrls-menus | sed -nE "s/^[[:space:]]+([0-9]+): $1\\$/\\1/p" | head -n 1; }
-            white=$(entry "100% White"); black=$(entry "100% Black")
-            echo "entries=white:$white black:$black"
-            status() { ask status; }
-            has() { holds picture "$1"; }
-            lacks() { ! holds picture "$1"; }
-            measured() { status | grep -q '"pictureMean"'; }
-            # The status lists them (one look).
-            listed() { status | grep -q "\\"pictureConditions\\":\\[[^]]*\\"$1\\""; }
-            $o ctl --socket /tmp/svc/control.sock record start | sed 's/^/ctl: /'
-            wait_for 120 "the recording's first frame" said "first frame taken"
-            wait_for 60 "a measure of the picture" measured
-            echo "before=$(status | grep -o '"picture[A-Za-z]*":[^,}]*' | tr '\\n' ' ')"
-            # The status LED over two seconds: steady on, or blinking (both values seen).
-            echo "led-fine=$(led)"
-            episode() {
-                # The pattern changes between these two readings: the
-                # lower bound is read from the first, the upper from the second.
-                e=$(now); v4l2-ctl -d "$sub" --set-ctrl "test_pattern=$2,show_information=2"; a=$(now)
-                wait_closely 60 "$1 to be declared" has "$1"; b=$(now)
-                echo "declared-$1=$(awk -v a="$a" -v b="$b" 'BEGIN { print b - a }')"
-                echo "declared-$1-early=$(awk -v a="$e" -v b="$b" 'BEGIN { print b - a }')"
-                # What one look at the log costs here (the wait's own lag).
-                has "$1"; c=$(now)
-                echo "poll-$1=$(awk -v b="$b" -v c="$c" 'BEGIN { print c - b }')"
-                echo "led-$1=$(led)"
-                echo "listed-$1=$(listed "$1" && echo yes)"
-                # The metrics file is written each second.
-                shown() { [ "$(metric "obscura_picture_condition{condition=\\"$1\\"}")" = 1 ]; }
-                wait_for 10 "the metrics to show $1" shown "$1"
-                echo "metrics-$1=$(grep -E '^obscura_picture_condition(_episodes_total)?\\{' /tmp/svc/obscura.prom | tr '\\n' ' ')"
-                $o status --socket /tmp/svc/control.sock | grep '^picture:' | sed "s/^/status-$1: /"
-                v4l2-ctl -d "$sub" --set-ctrl test_pattern=0,show_information=0; a=$(now)
-                wait_closely 60 "$1 to clear" lacks "$1"; b=$(now)
-                echo "cleared-$1=$(awk -v a="$a" -v b="$b" 'BEGIN { print b - a }')"
-            }
-            episode no_detail "$white"
-            episode dark "$black"
-            echo "state=$(status | grep -o '"state":"[a-z]*"')"
-            ask record stop | sed 's/^/ctl: /'
-            wait_for 180 "the recording to finish" said "recording finished"
-            f=$(ls /tmp/svc/rec/*.mp4 | head -n 1)
-            echo "recordings=$(ls /tmp/svc/rec/*.mp4 | wc -l)"
-            echo "frame-times=$(ffprobe -v error -select_streams v:0 -show_entries packet=pts_time -of csv=p=0 "$f" | tr '\\n' ' ')"
-            ffmpeg -v error -i "$f" -map 0:s:0 -f srt - | sed -E 's/<[^>]*>//g; s/^/srt: /'
-            grep -E "picture: |recording finished" /tmp/svc/log | sed 's/^/log: /'
-            kill -TERM $p; wait $p
-            """, timeout: 600, shell: "bash")
+        let result = try VirtualBoard.run(scenario: "Picture/aCoveredAndADarkLensAreDeclaredWithinTheirHoldAndClearWhileTheRecordingGoesOn", ["\(Self.hold)", "\(Self.clear)"], timeout: 600)
         let out = result.stdout
         let lines = out.split(separator: "\n").map(String.init)
         func value(_ prefix: String) -> String? { lines.first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) } }
@@ -141,75 +72,7 @@ extension VirtualBoardTests {
     /// camera's timestamps run on), then changed again.
     @Test func aFrozenCameraIsDeclaredWithinItsHoldAndClearsWhenThePictureMovesAgain() throws {
         let rate = 2.0
-        let result = try VirtualBoard.run("""
-            export PATH=$PATH:$(pwd)/board/virtual
-            . board/virtual/waiting.sh
-            rm -rf /tmp/svc; mkdir -p /tmp/svc
-            \(BoardService.started(board: "virtual", recording: """
-                folder = "/tmp/svc/rec"
-                size = "320x240"
-                segment_seconds = 0
-                min_free_space_mb = 16
-                """, tables: """
-                [health]
-                conditions = ["frozen"]
-                hold_seconds = \(Self.hold)
-                clear_seconds = \(Self.clear)
-                frames_per_second = \(rate)
-                sound_conditions = []
-                """))
-            now() { read -r t _ < /proc/uptime; echo "$t"; }
-            since() { awk -v a="$1" -v b="$(now)" 'BEGIN { print b - a }'; }
-            sub=
-            for d in /sys/class/video4linux/v4l-subdev*; do [ "$(cat "$d/name")" = "Sensor B" ] && sub=/dev/${d##*/}; done
-            echo "subdev=$sub"
-            has() { holds picture "$1"; }
-            lacks() { ! holds picture "$1"; }
-            frames() { metric obscura_recording_frames; }
-            more() { n=$(( $(frames) + $1 )); grown() { [ "$(frames)" -ge "$n" ]; }; wait_for 120 "$1 more frames" grown; }
-            # A live scene: the sensor's brightness changed 20 times a second
-            # (VIDIOC_S_CTRL on its subdevice, as v4l2-ctl sets it, from one
-            # process: a v4l2-ctl per change comes a second or more apart on
-            # the slowed board, and looks that far apart see the same picture).
-            # (It says when it made its first change: /tmp/svc/changing.)
-            live() { rm -f /tmp/svc/still /tmp/svc/changing; perl -e '
-                open(my $f, "+<", $ARGV[0]) or die "open $ARGV[0]: $!";
-                for (my $i = 0; ! -e "/tmp/svc/still"; $i++) {
-                    my $control = pack("LL", 0x00980900, 64 + $i % 128);   # V4L2_CID_BRIGHTNESS, a value
-                    ioctl($f, 0xc008561c, $control) or die "VIDIOC_S_CTRL brightness: $!";
-                    if ($i == 0) { open(my $t, ">", "/tmp/svc/changing") or die "changing: $!"; close($t); }
-                    select(undef, undef, undef, 0.05);
-                }' "$sub" & lp=$!; }
-            changing() { [ -e /tmp/svc/changing ]; }
-            still() { touch /tmp/svc/still; wait $lp; }
-            $o ctl --socket /tmp/svc/control.sock record start | sed 's/^/ctl: /'
-            wait_for 120 "the recording's first frame" said "first frame taken"
-            live
-            more 90
-            echo "live-lacks-frozen=$(lacks frozen && echo yes)"
-            # The scene stops changing between these two readings (the
-            # lower bound from the first, the upper from the second).
-            e=$(now); still; a=$(now)
-            wait_closely 60 "frozen to be declared" has frozen; echo "declared-frozen=$(since $a)"; echo "declared-frozen-early=$(since $e)"
-            has frozen; echo "poll-frozen=$(since $a)"
-            $o status --socket /tmp/svc/control.sock | grep '^picture:' | sed 's/^/status-frozen: /'
-            shown() { [ "$(metric 'obscura_picture_condition{condition="frozen"}')" = 1 ]; }
-            wait_for 10 "the metrics to show frozen" shown
-            echo "metrics-frozen=$(grep -E '^obscura_picture_condition\\{' /tmp/svc/obscura.prom | tr '\\n' ' ')"
-            # (The upper bound read from after the scene's first change.)
-            live; wait_for 60 "the scene to change" changing; a=$(now)
-            wait_closely 60 "frozen to clear" lacks frozen; echo "cleared-frozen=$(since $a)"
-            # Live until the recording has ended (a slowed board takes longer
-            # than the hold to stop it).
-            ask record stop | sed 's/^/ctl: /'
-            wait_for 180 "the recording to finish" said "recording finished"
-            still
-            f=$(ls /tmp/svc/rec/*.mp4 | head -n 1)
-            echo "frame-times=$(ffprobe -v error -select_streams v:0 -show_entries packet=pts_time -of csv=p=0 "$f" | tr '\\n' ' ')"
-            ffmpeg -v error -i "$f" -map 0:s:0 -f srt - | sed -E 's/<[^>]*>//g; s/^/srt: /'
-            grep -E "picture: |recording finished" /tmp/svc/log | sed 's/^/log: /'
-            kill -TERM $p; wait $p
-            """, timeout: 600, shell: "bash")
+        let result = try VirtualBoard.run(scenario: "Picture/aFrozenCameraIsDeclaredWithinItsHoldAndClearsWhenThePictureMovesAgain", ["\(Self.hold)", "\(Self.clear)", "\(rate)"], timeout: 600)
         let out = result.stdout
         let lines = out.split(separator: "\n").map(String.init)
         func value(_ prefix: String) -> String? { lines.first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) } }

@@ -79,15 +79,8 @@ extension VirtualBoardTests {
         try? FileManager.default.removeItem(atPath: packageRoot + "/" + folder)
         try FileManager.default.createDirectory(atPath: packageRoot + "/" + folder, withIntermediateDirectories: true)
         let cases = ["fit 0 overlay", "fill 0 overlay", "stretch 0 overlay", "fit 0 primary", "fit 90 overlay"]
-        let script = cases.map { c -> String in
-            let parts = c.split(separator: " ")
-            let name = "\(parts[0])-\(parts[1])\(parts[2] == "primary" ? "-primary" : "")"
-            return """
-                .build/debug/obscura preview --size 640x480 --duration 2 --gravity \(parts[0]) --rotation \(parts[1]) --plane \(parts[2]) \
-                --background 203040 --writeback \(folder)/screen-\(name).ppm --save-frame \(folder)/frame-\(name).ppm || exit 1
-                """
-        }.joined(separator: "\n")
-        let result = try VirtualBoard.run(script, timeout: 300)
+        let result = try VirtualBoard.run(scenario: "Preview/theCameraFrameIsOnScreenInEachGravityAndRotation",
+                                          [folder] + cases.flatMap { $0.split(separator: " ").map(String.init) }, timeout: 300)
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         let summaries = result.stdout.split(separator: "\n").filter { $0.hasPrefix("preview: showing on /dev/dri/card0 (vkms) Virtual-1 1024x768") }
         #expect(summaries.count == cases.count, "\(result.stdout)")
@@ -123,19 +116,7 @@ extension VirtualBoardTests {
 
     @Test func anotherClientsXRGBBufferIsShownWithoutACopyAndMasterIsNotStolen() throws {
         try FileManager.default.createDirectory(atPath: packageRoot + "/" + folder, withIntermediateDirectories: true)
-        let result = try VirtualBoard.run("""
-            .build/debug/obscura preview --pattern --pattern-size 320x240 --destination 320x240+100+50 --background 203040 \
-                --duration 12 --writeback \(folder)/pattern.ppm > \(folder)/pattern.out 2>&1 &
-            p=$!
-            # Once the pattern is on the display, the display is taken: a
-            # recording with a preview goes on headless.
-            for i in $(seq 1200); do grep -q "preview on" \(folder)/pattern.out && break; sleep 0.05; done
-            .build/debug/obscura record --preview --duration 2 --size 640x480 --output /tmp/m.mp4 || echo "record failed"
-            ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of default=nw=1 /tmp/m.mp4
-            echo "pts=$(ffprobe -v error -select_streams v:0 -show_entries packet=pts_time -of csv=p=0 /tmp/m.mp4 | sort -n | tr '\\n' ' ')"
-            wait $p
-            cat \(folder)/pattern.out
-            """, timeout: 300)
+        let result = try VirtualBoard.run(scenario: "Preview/anotherClientsXRGBBufferIsShownWithoutACopyAndMasterIsNotStolen", [folder], timeout: 300)
         let out = result.stdout
         #expect(result.status == 0, "\(out)\(result.stderr)")
         #expect(result.stderr.contains("preview off: another process holds DRM master on /dev/dri/card0"), "\(result.stderr)")
@@ -168,20 +149,7 @@ extension VirtualBoardTests {
     /// vkms cannot be unplugged, but its connector can be forced off and on
     /// (sysfs), with the uevent a real hot-plug sends synthesised.
     @Test func aDisplayUnpluggedAndPluggedBackIsPickedAgain() throws {
-        let result = try VirtualBoard.run("""
-            .build/debug/obscura preview --size 640x480 --duration 200 > /tmp/p.out 2>&1 &
-            p=$!
-            # Each step waits for the preview to say the last one happened.
-            said() { for i in $(seq 1200); do [ "$(grep -c "$1" /tmp/p.out)" -ge "$2" ] && return 0; sleep 0.05; done
-                     echo "timed out waiting for \"$1\" x $2"; }
-            said "preview on" 1
-            echo off > /sys/class/drm/card0-Virtual-1/status; echo change > /sys/class/drm/card0/uevent
-            said "no connected display" 1
-            echo on > /sys/class/drm/card0-Virtual-1/status; echo change > /sys/class/drm/card0/uevent
-            said "preview on" 2
-            kill -INT $p; wait $p
-            cat /tmp/p.out
-            """, timeout: 300)
+        let result = try VirtualBoard.run(scenario: "Preview/aDisplayUnpluggedAndPluggedBackIsPickedAgain", timeout: 300)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         let events = lines.filter { $0.contains("preview on") || $0.contains("preview off") || $0.contains("display changed") }
         #expect(!result.stdout.contains("timed out waiting"), "\(result.stdout)")
@@ -194,10 +162,7 @@ extension VirtualBoardTests {
     }
 
     @Test func withoutADisplayTheRecordingGoesOnHeadless() throws {
-        let result = try VirtualBoard.run("""
-            .build/debug/obscura record --preview --duration 2 --size 640x480 --output /tmp/h.mp4 || echo "record failed"
-            ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of default=nw=1 /tmp/h.mp4
-            """, options: ["--without", "vkms"])
+        let result = try VirtualBoard.run(scenario: "Preview/withoutADisplayTheRecordingGoesOnHeadless", options: ["--without", "vkms"])
         #expect(result.status == 0)
         #expect(result.stderr.contains("preview off: no display for the preview: no /dev/dri/card*"), "\(result.stderr)")
         #expect(!result.stdout.contains("record failed"))

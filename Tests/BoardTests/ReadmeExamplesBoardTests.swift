@@ -56,20 +56,6 @@ extension VirtualBoardTests {
         example.hasPrefix("obscura status") || example.hasPrefix("obscura ctl ") || example.hasPrefix("obscura view --local ")
     }
 
-    /// `obscura run` on the board's profile, in the background ($p), its
-    /// control socket at the default path, once it says it is ready.
-    static let serviceStarted = """
-        mkdir -p /run/obscura; rm -rf /tmp/svc; mkdir -p /tmp/svc
-        . \(packageRoot)/board/virtual/waiting.sh
-        \(BoardService.started(board: packageRoot + "/board/profiles/virtual.toml", recording: """
-            folder = "/tmp/svc/rec"
-            partial_folder = "/tmp/svc/incoming"
-            min_free_space_mb = 16
-            """, socket: "/run/obscura/control.sock", live: "/run/obscura-live/live.sock"))
-        o=\(packageRoot)/.build/debug/obscura
-
-        """
-
     /// The example as run on the board (see the suite's comment).
     static func adapted(_ example: String) -> String {
         var words = example.components(separatedBy: "  #").first!.trimmingCharacters(in: .whitespaces)
@@ -98,31 +84,18 @@ extension VirtualBoardTests {
         try #require(made.status == 0, "age-keygen: \(made.stderr)")
         let recipient = try #require(made.stderr.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines))
         try (recipient + "\n").write(toFile: keys + "/recipients.txt", atomically: true, encoding: .utf8)
-        var script = """
-            o=\(packageRoot)/.build/debug/obscura
-            w=$(mktemp -d); cd $w; export HOME=$w
-            cp \(keys)/key.txt \(keys)/recipients.txt $w/
-            for m in /dev/media*; do media-ctl -d $m -p 2>/dev/null | grep -q '"Sensor A"' && vimc=$m; done
-            press() { sleep 3; for i in 1 2; do gpio-sim press $1; sleep 0.3; gpio-sim release $1; sleep 0.3; done; }
-
-            """
         // The examples that ask the service, last, with `obscura run` up on
         // the board's profile (its control socket where they look for it);
-        // the others before, with the camera free.
+        // the others before, with the camera free (scenarios/ReadmeExamples).
         let ordered = examples.enumerated().filter { !Self.asksTheService($0.element) }
             + examples.enumerated().filter { Self.asksTheService($0.element) }
-        var serviceUp = false
-        for (n, example) in ordered {
+        let plan = ordered.map { n, example in
             let command = Self.adapted(example)
-            if Self.asksTheService(example) && !serviceUp {
-                script += Self.serviceStarted
-                serviceUp = true
-            }
-            if command.contains("gpio watch") { script += "press record-button &\n" }
-            script += "\(command) > out.\(n) 2>&1; echo \"example \(n) rc=$?\"; tail -n 3 out.\(n) | sed 's/^/example \(n): /'\n"
-        }
-        if serviceUp { script += "kill $p; wait $p\n" }
-        let result = try VirtualBoard.run(script, timeout: 600)
+            let when = Self.asksTheService(example) ? "service" : command.contains("gpio watch") ? "button" : "alone"
+            return "\(n)\t\(when)\t\(command)\n"
+        }.joined()
+        try plan.write(toFile: keys + "/examples", atomically: true, encoding: .utf8)
+        let result = try VirtualBoard.run(scenario: "ReadmeExamples/everyExampleInTheReadmeRuns", [".build/readme-keys-\(getpid())"], timeout: 600)
         let lines = result.stdout.split(separator: "\n").map(String.init)
         for (n, example) in examples.enumerated() {
             let rc = lines.first { $0.hasPrefix("example \(n) rc=") }.map { String($0.dropFirst("example \(n) rc=".count)) }

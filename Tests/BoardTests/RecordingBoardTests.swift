@@ -9,13 +9,7 @@ extension VirtualBoardTests {
 
     @Test func aFullDiskStopsTheRecordingCleanlyAndTheFilePlays() throws {
         // A 1 MiB filesystem, and no free-space margin: the writes hit ENOSPC.
-        let result = try VirtualBoard.run("""
-            mkdir -p /mnt/small && mount -t tmpfs -o size=1m tmpfs /mnt/small
-            \(obscura) record --camera synthetic --size 640x480 --duration 60 --min-free-space 0 --output /mnt/small/full.mp4
-            echo "status=$?"
-            ls /mnt/small
-            ffprobe -v error -count_frames -show_entries stream=codec_name,nb_read_frames -of default=nw=1 /mnt/small/full.mp4
-            """)
+        let result = try VirtualBoard.run(scenario: "Recording/aFullDiskStopsTheRecordingCleanlyAndTheFilePlays")
         #expect(result.status == 0, "\(result.stderr)")
         let out = result.stdout
         #expect(out.contains("finished: disk full"), "\(out)\(result.stderr)")
@@ -36,23 +30,7 @@ extension VirtualBoardTests {
     /// once as a storage failure that names the call and errno, rather than
     /// recording on into a file nothing reaches.
     @Test func aStorageThatFailsItsSyncsEndsTheRecordingAsAStorageFailure() throws {
-        let result = try VirtualBoard.run("""
-            export PATH=$PATH:$(pwd)/board/virtual
-            . board/virtual/waiting.sh
-            dm-card make obscura-card /mnt/card 128 || exit 1
-            \(obscura) record --camera synthetic --size 640x480 --duration 120 --fragment 0.5 --output /mnt/card/rec.mp4 > /tmp/rec.out 2>&1 &
-            pid=$!
-            grown() { [ "$(stat -c %s /mnt/card/rec.mp4.partial 2>/dev/null || echo 0)" -gt 200000 ]; }
-            wait_for 120 "the recording to have fragments on the card" grown
-            read -r cut _ < /proc/uptime
-            dm-card error obscura-card && echo "card=dead"
-            ended() { ! kill -0 $pid 2>/dev/null; }
-            wait_for 120 "the recording to end" ended
-            read -r end _ < /proc/uptime
-            wait $pid; echo "status=$?"
-            echo "after=$(awk -v a="$cut" -v b="$end" 'BEGIN { printf "%.2f", b - a }')"
-            tail -n 3 /tmp/rec.out | sed 's/^/out: /'
-            """, timeout: 400)
+        let result = try VirtualBoard.run(scenario: "Recording/aStorageThatFailsItsSyncsEndsTheRecordingAsAStorageFailure", timeout: 400)
         let out = result.stdout
         let lines = out.split(separator: "\n").map(String.init)
         #expect(lines.contains("card=dead"), "\(out)\(result.stderr)")
@@ -68,11 +46,7 @@ extension VirtualBoardTests {
     private static let packets = "ffprobe -v error -select_streams v:0 -show_entries packet=flags,pts_time -of csv=p=0"
 
     @Test func preRecordingFromVimcBeginsBeforeTheTrigger() throws {
-        let result = try VirtualBoard.run("""
-            \(obscura) record --size 640x480 --pre-record 2 --trigger-after 3.5 --duration 1 --output pre.mp4 || exit 1
-            echo "--packets"
-            \(Self.packets) pre.mp4; rm -f pre.mp4 pre.mp4.sha256
-            """)
+        let result = try VirtualBoard.run(scenario: "Recording/preRecordingFromVimcBeginsBeforeTheTrigger")
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         let summary = try #require(result.stdout.split(separator: "\n").first { $0.hasPrefix("recorded ") }, "\(result.stderr)")
         let preRoll = try #require(summary.split(separator: ",").first { $0.contains("pre-roll") }
@@ -99,19 +73,7 @@ extension VirtualBoardTests {
     }
 
     @Test func unbindingTheCameraFinalizesTheRecordingAsCameraLost() throws {
-        let result = try VirtualBoard.run("""
-            \(obscura) record --size 640x480 --duration 30 --output lost.mp4 > r.out 2> r.err &
-            p=$!
-            . board/virtual/waiting.sh
-            encoding() { grep -q "encoder" r.err; }; wait_for 60 "the recorder to name its encoder" encoding
-            sleep 2
-            echo vimc.0 > /sys/bus/platform/drivers/vimc/unbind
-            wait $p; echo "status=$?"
-            cat r.out; ls lost.mp4*
-            ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of default=nw=1 lost.mp4
-            echo vimc.0 > /sys/bus/platform/drivers/vimc/bind
-            rm -f lost.mp4* r.out r.err
-            """)
+        let result = try VirtualBoard.run(scenario: "Recording/unbindingTheCameraFinalizesTheRecordingAsCameraLost")
         let out = result.stdout
         #expect(out.contains("finished: camera lost"), "\(out)\(result.stderr)")
         #expect(out.contains("status=3"))
@@ -125,20 +87,7 @@ extension VirtualBoardTests {
     }
 
     @Test func aKilledVimcRecordingPlays() throws {
-        let result = try VirtualBoard.run("""
-            \(obscura) record --size 640x480 --duration 30 --output killed.mp4 >/dev/null 2> r.err &
-            p=$!
-            . board/virtual/waiting.sh
-            # Killed once three seconds and four frames are recorded (the
-            # progress line says so), whatever the camera's pace in this run.
-            enough() { tail -n 1 r.err | tr -d , | awk '$2 == "recording" && $3 >= 3 && $5 >= 4 { ok = 1 } END { exit !ok }'; }
-            wait_for 120 "three seconds and four frames recorded" enough
-            kill -9 $p; wait $p
-            ls killed.mp4*
-            ffprobe -v error -count_frames -show_entries stream=codec_name,nb_read_frames -of default=nw=1 killed.mp4.partial
-            ffprobe -v error -select_streams v:0 -show_entries packet=pts_time -of csv=p=0 killed.mp4.partial | sed 's/^/pts=/'
-            rm -f killed.mp4* r.err
-            """)
+        let result = try VirtualBoard.run(scenario: "Recording/aKilledVimcRecordingPlays")
         let out = result.stdout
         #expect(out.contains("killed.mp4.partial") && !out.contains("killed.mp4\n"), "\(out)\(result.stderr)")
         #expect(out.contains("codec_name=h264"))
@@ -161,17 +110,7 @@ extension VirtualBoardTests {
 /// Photos from vimc (BGR888 frames through libcamera).
 @Suite struct PhotoBoardTests {
     @Test func aPhotoFromVimcIsAJPEGWithEXIFTakenWithinAFrame() throws {
-        let result = try VirtualBoard.run("""
-            .build/debug/obscura stream --size 640x480 --frames 12 | grep '^frame ' | sed 's/^/measure /'
-            .build/debug/obscura photo --size 640x480 --thumbnail 160x120 --output v.jpg || exit 1
-            exiftool -s -s -s -Make -Model -ImageSize -ThumbnailLength v.jpg
-            echo "validate: $(exiftool -validate -warning -a -s -s -s v.jpg | tr '\\n' ' ')"
-            djpeg v.jpg | head -c 15 | head -2 | tr '\\n' ' '; echo
-            rm -f v.jpg
-            # vimc has no raw stream through libcamera: RAW is refused by name, nothing written.
-            .build/debug/obscura photo --size 640x480 --raw --output r.jpg; echo "raw-exit=$?"
-            ls r.jpg r.dng 2>/dev/null | sed 's/^/leftover: /'
-            """)
+        let result = try VirtualBoard.run(scenario: "Recording/aPhotoFromVimcIsAJPEGWithEXIFTakenWithinAFrame")
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         let lines = result.stdout.split(separator: "\n").map(String.init)
         let summary = try #require(lines.first { $0.hasPrefix("photo v.jpg") }, "\(result.stdout)")
@@ -202,17 +141,7 @@ extension VirtualBoardTests {
 /// on real Bayer frames from vimc's "Raw Capture 0" V4L2 node.
 @Suite struct RawBoardTests {
     @Test func aBayerFrameFromVimcBecomesADNGThatLibrawAndExiftoolRead() throws {
-        let result = try VirtualBoard.run("""
-            for m in /dev/media*; do media-ctl -d $m -p 2>/dev/null | grep -q '"Sensor A"' && dev=$m; done
-            media-ctl -d $dev -V '"Sensor A":0[fmt:SGRBG8_1X8/640x480]' || exit 1
-            media-ctl -d $dev -l '"Sensor A":0->"Raw Capture 0":0[1]' 2>/dev/null
-            .build/debug/obscura dng --node "Raw Capture 0" --pattern GRBG --size 640x480 --output v.dng || exit 1
-            raw-identify -v v.dng | grep -E "^(Camera|Full size|Filter pattern)"
-            exiftool -s -s -s -SubIFD:BitsPerSample -CFAPattern -SubIFD:WhiteLevel v.dng
-            echo "validate: $(exiftool -validate -warning -a -s -s -s v.dng | tr '\\n' ' ')"
-            dcraw_emu -w -Z v.ppm v.dng && head -c 15 v.ppm | tr '\\n' ' '; echo
-            rm -f v.dng v.ppm
-            """)
+        let result = try VirtualBoard.run(scenario: "Recording/aBayerFrameFromVimcBecomesADNGThatLibrawAndExiftoolRead")
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
         let out = result.stdout
         #expect(out.contains("dng v.dng: 640x480 GRBG 8-bit"), "\(out)\(result.stderr)")

@@ -6,98 +6,7 @@ extension VirtualBoardTests {
 /// The recorder as a kiosk runs it: systemd as init, Obscura installed by
 /// deploy/install and enabled, buttons and LEDs on gpio-sim, vimc as camera.
 @Suite struct ServiceBoardTests {
-    static let bootScript = """
-            export PATH=$PATH:$(pwd)/board/virtual
-            rec=/var/lib/obscura/recordings
-            press() { gpio-sim press $1; sleep 0.15; gpio-sim release $1; }
-            echo "active=$(systemctl is-active obscura)"
-            # The microphone: the loopback's capture end, named in the
-            # configuration (the board's profile names none), and the
-            # service restarted to take it.
-            . board/virtual/waiting.sh
-            sed -i 's|^# device = "auto" .*|device = "hw:CARD=Loopback,DEV=1"|' /etc/obscura/obscura.toml
-            echo "audio-config=$(grep -c '^device = "hw:CARD=Loopback,DEV=1"' /etc/obscura/obscura.toml)"
-            systemctl restart obscura
-            ready_again() { [ "$(journalctl -u obscura -o cat | grep -c ': ready: ')" -ge 2 ]; }
-            wait_for 120 "the service to be ready with the microphone" ready_again
-            echo "led-idle=$(gpio-sim get record-led)"
-            press record-button
-            sleep 4
-            echo "led-recording=$(gpio-sim get record-led)"
-            obscura status | sed 's/^/status: /'
-            press record-button
-            finished() { journalctl -u obscura | grep -q "recording finished"; }; wait_for 120 "the recording to finish" finished
-            echo "led-stopped=$(gpio-sim get record-led)"
-            for f in $rec/*.mp4; do
-                echo "file=$f frames=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
-                echo "streams=$(ffprobe -v error -show_entries stream=codec_name,codec_type -of csv=p=0 $f | tr '\n' ' ')"
-            done
-            press photo-button
-            photo_done() { ls /var/lib/obscura/photos/*.jpg >/dev/null 2>&1; }; wait_for 120 "the photo" photo_done
-            for f in /var/lib/obscura/photos/*.jpg; do
-                echo "photo=$f $(exiftool -s -s -s -Make -ImageSize $f | tr '\n' ' ')"
-            done
-            # Only the service's group may use its socket.
-            runuser -u nobody -- .build/debug/obscura status > /dev/null 2>&1; echo "nobody-status=$?"
-            echo "socket=$(stat -c %a:%G /run/obscura/control.sock) dir=$(stat -c %a:%G /run/obscura)"
-            press flash-button
-            sleep 1
-            echo "flash-led=$(gpio-sim get flash-led)"
-            # SIGUSR1 starts and stops recording, as with rpicam-vid.
-            systemctl kill --kill-whom=main -s USR1 obscura
-            sleep 3
-            echo "usr1-$(obscura status | grep '^state:' | tr -d ' ')"
-            systemctl kill --kill-whom=main -s USR1 obscura
-            finished_twice() { [ "$(journalctl -u obscura | grep -c 'recording finished')" -ge 2 ]; }; wait_for 120 "the second recording to finish" finished_twice
-            echo "usr1-again-$(obscura status | grep '^state:' | tr -d ' ')"
-            # A kill in the middle of a recording: systemd restarts the service,
-            # which recovers the interrupted file.
-            # The kill comes once the file holds frames: a camera's first
-            # seconds sit in the encoder's lookahead, however slow the camera.
-            for f in $rec/*.mp4; do echo "pre-kill=$f"; done
-            press record-button
-            on_disk() {
-                n=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 /var/lib/obscura/incoming/*.partial 2>/dev/null)
-                [ "${n:-0}" -ge 5 ]
-            }
-            wait_for 180 "5 frames in the recording's file" on_disk
-            echo "frames-on-disk-at-kill=$n"
-            systemctl kill -s KILL obscura
-            restarted() { [ "$(systemctl show -p NRestarts --value obscura)" -ge 1 ] && [ "$(systemctl is-active obscura)" = active ]; }
-            wait_for 120 "systemd to restart the service" restarted
-            echo "restarts=$(systemctl show -p NRestarts --value obscura) active=$(systemctl is-active obscura)"
-            for f in $rec/*.mp4; do
-                echo "after-kill=$f frames=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
-            done
-            # The manual pages as man shows them, and the bash completion as
-            # bash-completion loads it.
-            MANWIDTH=80 man -P cat obscura > /tmp/man1 2>&1; echo "manual=$? $(head -1 /tmp/man1 | awk '{print $1}') $(grep -c '^NAME' /tmp/man1)"
-            MANWIDTH=80 man -P cat obscura.toml > /tmp/man5 2>&1; echo "manual=$? $(head -1 /tmp/man5 | awk '{print $1}') $(grep -c '^NAME' /tmp/man5)"
-            echo "completion=$(bash -c '. /usr/share/bash-completion/bash_completion; __load_completion obscura || exit 1
-                f=$(complete -p obscura); f=${f##*-F }; f=${f%% *}
-                COMP_LINE="obscura re"; COMP_POINT=10; COMP_WORDS=(obscura re); COMP_CWORD=1; $f obscura re obscura; echo "${COMPREPLY[*]}"')"
-            # Each line under its priority: journald reads the <N> the service puts first.
-            journalctl -u obscura --no-pager -o cat -p notice..notice | sed 's/^/notice: /'
-            journalctl -u obscura --no-pager -o cat -p info..info | sed 's/^/info: /'
-            journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | sed 's/^/journal: /'
-            """
 
-    static let previewScript = """
-            export PATH=$PATH:$(pwd)/board/virtual
-            sed -i 's/^enabled = false/enabled = true/' /etc/obscura/obscura.toml
-            systemctl restart obscura
-            . board/virtual/waiting.sh
-            showing() { obscura status 2>/dev/null | grep -q "^preview: showing"; }; wait_for 120 "the preview to show" showing
-            obscura status | sed 's/^/status: /'
-            gpio-sim press record-button; sleep 0.15; gpio-sim release record-button
-            sleep 4
-            gpio-sim press record-button; sleep 0.15; gpio-sim release record-button
-            finished() { journalctl -u obscura | grep -q "recording finished"; }; wait_for 120 "the recording to finish" finished
-            for f in /var/lib/obscura/recordings/*.mp4; do
-                echo "file=$f frames=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
-            done
-            journalctl -u obscura --no-pager -o cat | grep -E "preview|recording finished" | sed 's/^/journal: /'
-            """
 
     @Test func theServiceStartsAtBootRecordsOnTheButtonAndSurvivesAKill() throws {
         let result = try KioskBoard.board.result(of: "service-boot")
@@ -200,44 +109,7 @@ extension VirtualBoardTests {
 /// keep up. Each step waits for the service to say it happened.
 @Suite struct PhotoWhileRecordingBoardTests {
     @Test func photosDuringARecordingCostNoMoreThanTheRecordersQueue() throws {
-        let result = try VirtualBoard.run("""
-            rm -rf /tmp/svc; mkdir -p /tmp/svc
-            cat > /tmp/svc/obscura.toml <<'T'
-            board = "virtual"
-            [recording]
-            folder = "/tmp/svc/rec"
-            size = "160x120"
-            segment_seconds = 0
-            min_free_space_mb = 16
-            [photo]
-            folder = "/tmp/svc/photos"
-            raw = true
-            [control]
-            socket = "/tmp/svc/control.sock"
-            [live]
-            socket = "/tmp/svc/live.sock"
-            T
-            o=.build/debug/obscura
-            $o run --config /tmp/svc/obscura.toml > /tmp/svc/log 2>&1 &
-            p=$!
-            # Waits until the service has said PATTERN at least N times.
-            said() { for i in $(seq 600); do [ "$(grep -c "$1" /tmp/svc/log)" -ge "$2" ] && return 0; sleep 0.05; done
-                     echo "timed out waiting for \"$1\" x $2"; sed 's/^/log: /' /tmp/svc/log; }
-            said ready 1
-            press() { board/virtual/gpio-sim press $1; sleep 0.15; board/virtual/gpio-sim release $1; }
-            press record-button
-            said "obscura: encoder " 1
-            for i in 1 2 3; do sleep 1; press photo-button; said "obscura: photo /tmp" $i; done
-            sleep 1
-            press record-button
-            said "recording finished" 1
-            kill -TERM $p; wait $p
-            ls /tmp/svc/photos | sed 's/^/photo-file /'
-            grep -E "recording finished|output queue holds|raw stream|obscura: photo " /tmp/svc/log
-            for f in /tmp/svc/rec/*.mp4; do
-                echo "frames=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
-            done
-            """, timeout: 300)
+        let result = try VirtualBoard.run(scenario: "Service/photosDuringARecordingCostNoMoreThanTheRecordersQueue", timeout: 300)
         let out = result.stdout
         let lines = out.split(separator: "\n").map(String.init)
         #expect(!out.contains("timed out waiting"), "\(out)")
@@ -292,46 +164,9 @@ extension VirtualBoardTests {
 
     @Test(arguments: Camera.allCases)
     func aRecorderThatCannotKeepUpStepsTheCameraDown(camera: Camera) throws {
-        let source = camera == .pattern ? "id = \"synthetic\"\nsize = \"1280x720\"" : "id = \"\"\nsize = \"640x480\""
         let who = camera == .pattern ? "the camera steps down from 30 to "
             : "the recording steps (frames left out evenly: the camera has no frame-rate control) down from 30 to "
-        let result = try VirtualBoard.run("""
-            . board/virtual/waiting.sh
-            rm -rf /tmp/svc; mkdir -p /tmp/svc
-            cat > /tmp/svc/pattern.toml <<'T'
-            [board]
-            name = "Test pattern"
-            [camera]
-            \(source)
-            frame_rate = 30
-            pixel_format = "NV12"
-            [encoder]
-            preference = ["libx264"]
-            preset = "medium"
-            bit_rate = 4000000
-            [audio]
-            device = "none"
-            T
-            \(BoardService.started(board: "/tmp/svc/pattern.toml", recording: """
-                folder = "/tmp/svc/rec"
-                segment_seconds = 0
-                min_free_space_mb = 16
-                """))
-            $o ctl --socket /tmp/svc/control.sock record start | sed 's/^/start: /'
-            stepped() { grep -q "steps.* down from" /tmp/svc/log; }
-            wait_for 150 "a step down" stepped
-            \(camera == .vimc ? "paced() { grep -qE '^obscura_paced_frames_total [1-9]' /tmp/svc/obscura.prom; }; wait_for 120 \"a frame left out for the pace\" paced" : "")
-            $o status --socket /tmp/svc/control.sock | sed 's/^/status: /'
-            grep -E '^obscura_(camera_frame_rate|configured_frame_rate|frame_rate_steps_total|paced_frames_total)' /tmp/svc/obscura.prom | sed 's/^/metric: /'
-            $o ctl --socket /tmp/svc/control.sock record stop > /dev/null
-            finished() { grep -q "recording finished" /tmp/svc/log; }
-            wait_for 120 "the recording to finish" finished
-            kill -TERM $p; wait $p
-            for f in /tmp/svc/rec/*.mp4; do
-                echo "frames=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $f)"
-            done
-            sed 's/^/log: /' /tmp/svc/log
-            """, timeout: 400)
+        let result = try VirtualBoard.run(scenario: "Service/aRecorderThatCannotKeepUpStepsTheCameraDown", [camera.rawValue], timeout: 400)
         let out = result.stdout
         let lines = out.split(separator: "\n").map(String.init)
         #expect(!out.contains("gave up after"), "\(out)\(result.stderr)")

@@ -6,82 +6,9 @@ extension VirtualBoardTests {
 /// Self-healing under the service: a stage that vanishes mid-recording is
 /// restarted without losing the recording chain.
 @Suite struct StageBoardTests {
-    /// The script's middle for a stage taken away mid-recording: `device`
-    /// unbound from `driver` ("unbind uptime="), the recording's end waited
-    /// for and the state shown ("gone-state=… active=…"), `meanwhile` two
-    /// seconds later, the device bound again ("bind uptime="), udev settled
-    /// ("settled uptime="), the journal's "recording goes on" waited for and
-    /// `least` frames more (`frames`, a shell function), the recording
-    /// stopped and its end waited for, systemd's view ("active=… restarts=…").
-    static func takenAwayAndBack(driver: String, device: String, meanwhile: String = "", frames: String, least: Int) -> String {
-        """
-        echo "unbind uptime=$(cut -d' ' -f1 /proc/uptime)"
-        echo \(device) > /sys/bus/platform/drivers/\(driver)/unbind
-        ended() { journalctl -u obscura | grep -q "recording finished"; }
-        wait_for 60 "the recording to finish" ended
-        echo "gone-state=$(obscura status | grep '^state:') active=$(systemctl is-active obscura)"
-        sleep 2
-        \(meanwhile)
-        echo "bind uptime=$(cut -d' ' -f1 /proc/uptime)"
-        echo \(device) > /sys/bus/platform/drivers/\(driver)/bind
-        udevadm settle --timeout 60
-        echo "settled uptime=$(cut -d' ' -f1 /proc/uptime)"
-        went_on() { journalctl -u obscura | grep -q "recording goes on after"; }
-        wait_for 120 "the journal to say the recording goes on" went_on
-        some() { [ "$(\(frames))" -ge \(least) ] 2>/dev/null; }
-        wait_for 120 "\(least) frames recorded" some
-        obscura ctl record stop > /dev/null
-        two_ended() { [ "$(journalctl -u obscura | grep -c 'recording finished')" -ge 2 ]; }
-        wait_for 60 "the second recording to finish" two_ended
-        echo "active=$(systemctl is-active obscura) restarts=$(systemctl show -p NRestarts --value obscura)"
-        """
-    }
-
-    /// A few frames prove the path ran; no rate is assumed.
+    /// A few frames prove the path ran; no rate is assumed (the board's
+    /// scenarios, scenarios/Kiosk/stage*.sh, are given it).
     static let least = 5
-
-    static let cameraScript = """
-            . board/virtual/waiting.sh
-            rec=/var/lib/obscura/recordings
-            frames() { ffprobe -v error -select_streams v:0 -count_packets -show_entries stream=nb_read_packets -of csv=p=0 "$1" 2>/dev/null; }
-            partial_frames() { n=0; for p in /var/lib/obscura/incoming/*.partial; do [ -e "$p" ] && n=$(frames "$p"); done; echo "${n:-0}"; }
-            obscura ctl record start 2>&1 | sed "s/^/ctl: /"
-            some() { [ "$(partial_frames)" -ge \(Self.least) ] 2>/dev/null; }
-            wait_for 120 "\(Self.least) frames recorded" some
-            \(Self.takenAwayAndBack(driver: "vimc", device: "vimc.0", frames: "partial_frames", least: Self.least))
-            for f in $rec/*.mp4; do echo "file=$(basename $f) frames=$(frames $f)"; done
-            grep -E '^obscura_(stage_restarts_total|stage_gap_seconds_total|recordings_failed_total)' /run/obscura-metrics/obscura.prom | sed 's/^/metric: /'
-            obscura status | sed 's/^/status: /'
-            journalctl -u obscura --no-pager -o short-monotonic | grep -E "recording goes on after|camera back after|recording finished|listed again" | sed 's/^/mono: /'
-            journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | sed 's/^/journal: /'
-            """
-
-    static let encoderScript = """
-            . board/virtual/waiting.sh
-            rec=/var/lib/obscura/recordings
-            frames() { obscura status --json | sed -n 's/.*"frames":\\([0-9]*\\).*/\\1/p'; }
-            sed -i '/^\\[recording\\]/,/^\\[/ s/^codec = .*/codec = "fwht"/' /etc/obscura/obscura.toml
-            # vimc's scaler makes 640 wide 636; vicodec takes widths in steps of 8.
-            sed -i 's/^# size = .*/size = "648x480"/' /etc/obscura/obscura.toml
-            grep -E '^(codec|size)' /etc/obscura/obscura.toml | sed 's/^/config: /'
-            systemctl restart obscura
-            obscura ctl record start 2>&1 | sed "s/^/ctl: /"
-            some() { [ "$(frames)" -ge \(Self.least) ] 2>/dev/null; }
-            wait_for 120 "\(Self.least) frames recorded" some
-            pdev=$(basename /sys/bus/platform/drivers/vicodec/vicodec*)
-            \(Self.takenAwayAndBack(driver: "vicodec", device: "$pdev", meanwhile: "echo \"still-files=$(ls $rec/*.fwht | wc -l)\"",
-                                    frames: "frames", least: Self.least))
-            # What happened first, then the slow part (decoding every frame
-            # through vicodec): a bound reached while decoding keeps the rest.
-            (cd $rec && sha256sum -c *.sha256 | sed 's/^/sum: /')
-            obscura status | sed 's/^/status: /'
-            grep -E '^obscura_(stage_restarts_total|stage_gap_seconds_total|recordings_failed_total)' /run/obscura-metrics/obscura.prom | sed 's/^/metric: /'
-            journalctl -u obscura --no-pager -o short-monotonic | grep -E "recording goes on after|encoder back after|recording finished" | sed 's/^/mono: /'
-            journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | sed 's/^/journal: /'
-            for f in $rec/*.fwht; do
-                echo "file=$(basename $f) $(obscura decode --input $f --size 648x480 --pixel-format BG24 --output /dev/null 2>&1 | grep '^decoded')"
-            done
-            """
 
     /// vimc's driver unbound mid-recording, bound again: the first file is
     /// finalized and plays, the recording goes on in a second file as soon as

@@ -2,14 +2,15 @@ import Foundation
 import ObscuraSystem
 import Testing
 
-/// Several tests' scripts on one board boot: a boot with systemd and an
+/// Several tests' scenarios on one board boot: a boot with systemd and an
 /// install costs about a minute on the emulated board before a script's
 /// first line, so tests that need the same kind of board (the same options)
 /// share one. The first of them to run boots the board once and runs every
-/// scenario of the group in turn, each in a subshell of its own, with
-/// `prelude` run once before them and `between` (the state each scenario
-/// expects restored: the configuration, the service's files, its journal)
-/// before each one after the first;
+/// scenario of the group in turn (Tests/BoardTests/scenarios/group.sh),
+/// each a script under Tests/BoardTests/scenarios run by a bash of its own,
+/// with `prelude` run once before them and `between` (the state each
+/// scenario expects restored: the configuration, the service's files, its
+/// journal) before each one after the first, both scripts there too;
 /// each test gets its own scenario's output and exit code.
 ///
 /// A scenario's output is what it printed between its markers; the board's
@@ -17,13 +18,15 @@ import Testing
 /// fails the test whose scenario it was in.
 public struct BoardScenarios: Sendable {
     public let name: String
-    public let scenarios: [(name: String, script: String)]
-    public let prelude: String
-    public let between: String
+    /// Each scenario: its name, its script (a path under
+    /// Tests/BoardTests/scenarios without ".sh") and the script's arguments.
+    public let scenarios: [(name: String, script: String, arguments: [String])]
+    public let prelude: String?
+    public let between: String?
     public let timeout: Int
     public let options: [String]
 
-    public init(_ name: String, scenarios: [(name: String, script: String)], prelude: String = "", between: String = "",
+    public init(_ name: String, scenarios: [(name: String, script: String, arguments: [String])], prelude: String? = nil, between: String? = nil,
                 timeout: Int, options: [String]) {
         self.name = name
         self.scenarios = scenarios
@@ -44,7 +47,7 @@ public struct BoardScenarios: Sendable {
         if let cached = Self.results.withLock({ $0[name] }) {
             return Self.checked(cached[scenario]!, sourceLocation: sourceLocation)
         }
-        let whole = try runProgram(VirtualBoard.runner, ["--timeout", String(timeout)] + options + ["--", "bash", "-c", script],
+        let whole = try runProgram(VirtualBoard.runner, ["--timeout", String(timeout)] + options + ["--", "bash", "Tests/BoardTests/scenarios/group.sh"] + groupArguments,
                                    cwd: packageRoot, environment: VirtualBoard.ledgerEnvironment)
         VirtualBoard.keepLog(whole)
         // What each scenario cost, in the test log: which of them to split off or make cheaper.
@@ -56,28 +59,11 @@ public struct BoardScenarios: Sendable {
         return Self.checked(split[scenario]!, sourceLocation: sourceLocation)
     }
 
-    /// The group as one bash script: each scenario between its markers,
-    /// its exit code on the closing one, with what it cost the board
-    /// (its wall time, the board's busy time, the programs it started:
-    /// board/virtual/tally.sh).
-    var script: String {
-        var text = ". board/virtual/tally.sh && tally_start\n"
-        text += prelude.isEmpty ? "" : "(\n\(prelude)\n) > /dev/null 2>&1\n"
-        for (index, scenario) in scenarios.enumerated() {
-            text += "scenario_start=$SECONDS\n"
-            let restores = index > 0 && !between.isEmpty
-            if restores { text += "(\n\(between)\n) > /tmp/.between.out 2>&1\n" }
-            // Each marker on a line of its own, even after a background
-            // follower a scenario killed in the middle of a line.
-            text += "echo; echo '=== scenario \(scenario.name) ==='\n"
-            // What went wrong restoring the state (a wait that gave up, a
-            // start that failed) is the scenario's: its test fails saying so.
-            if restores { text += "grep -E '^(gave up after|gave-up journal: |between: )' /tmp/.between.out\n" }
-            text += "(\n\(scenario.script)\n)\n"
-            text += "scenario_rc=$?; tally_report\n"
-            text += "echo; echo \"=== scenario \(scenario.name) ended: $scenario_rc, after $((SECONDS - scenario_start)) s, $TALLY ===\"\n"
-        }
-        return text
+    /// group.sh's arguments: the prelude and between, then each scenario's
+    /// name, script, count of arguments and arguments.
+    var groupArguments: [String] {
+        (prelude.map { ["--prelude", $0] } ?? []) + (between.map { ["--between", $0] } ?? [])
+            + scenarios.flatMap { [$0.name, $0.script, String($0.arguments.count)] + $0.arguments }
     }
 
     /// Each scenario's part of the board's output. A scenario that never
@@ -109,35 +95,4 @@ public struct BoardScenarios: Sendable {
         VirtualBoard.recordGaveUp(result.stdout, sourceLocation: sourceLocation)
         return result
     }
-
-    /// For a board booted with systemd and Obscura installed: the
-    /// installed configuration kept aside before the first scenario...
-    public static let keepInstalledState = """
-        cp /etc/obscura/obscura.toml /run/obscura-board-installed.toml
-        cp /etc/obscura/fetch_authorized_keys /run/obscura-board-installed.keys
-        cp /etc/obscura/view_authorized_keys /run/obscura-board-installed.view-keys
-        """
-
-    /// ...and between scenarios the service as a fresh boot has it: stopped,
-    /// that configuration and retrieval keys back, no recordings, photos or
-    /// files in progress, an empty journal, no failed state, started again
-    /// and answering "idle" (the unit is Type=notify, but its start has once
-    /// come back before the control socket answered); no test's own sshd,
-    /// Prometheus or folders left.
-    public static let restoreInstalledState = """
-        [ -s /tmp/pull/sshd.pid ] && kill $(cat /tmp/pull/sshd.pid)
-        systemctl stop prometheus prometheus-node-exporter
-        rm -rf /tmp/pull /tmp/svc
-        systemctl stop obscura
-        cp /run/obscura-board-installed.toml /etc/obscura/obscura.toml
-        cp /run/obscura-board-installed.keys /etc/obscura/fetch_authorized_keys
-        cp /run/obscura-board-installed.view-keys /etc/obscura/view_authorized_keys
-        rm -rf /var/lib/obscura/recordings/* /var/lib/obscura/photos/* /var/lib/obscura/incoming/*
-        journalctl --rotate; sleep 1.1; journalctl --vacuum-time=1s
-        systemctl reset-failed obscura
-        systemctl start obscura || echo "between: systemctl start obscura failed: $(systemctl is-active obscura)"
-        . board/virtual/waiting.sh
-        idle() { obscura status 2>/dev/null | grep -q '^state: idle'; }
-        wait_for 120 "the service to be idle after its start" idle
-        """
 }

@@ -62,6 +62,21 @@ public enum VirtualBoard {
         return result
     }
 
+    /// Runs a board scenario, the script Tests/BoardTests/scenarios/`name`.sh
+    /// (ShellCheck reads it: Tests/shellcheck), with `arguments`, in the
+    /// package root on the board; its first line says sh or bash.
+    public static func run(scenario name: String, _ arguments: [String] = [], timeout: Int = 240, options: [String] = [],
+                           sourceLocation: SourceLocation = #_sourceLocation) throws -> ProcessResult {
+        let script = "Tests/BoardTests/scenarios/\(name).sh"
+        let text = try String(contentsOfFile: packageRoot + "/" + script, encoding: .utf8)
+        let shell = text.hasPrefix("#!/bin/bash") ? "bash" : "sh"
+        let result = try runProgram(runner, ["--timeout", String(timeout)] + options + ["--", shell, script] + arguments, cwd: packageRoot,
+                                    environment: ledgerEnvironment)
+        recordGaveUp(result.stdout, sourceLocation: sourceLocation)
+        keepLog(result)
+        return result
+    }
+
     /// A wait in a board script that gave up (board/virtual/waiting.sh)
     /// fails the test, naming what it waited for.
     static func recordGaveUp(_ stdout: String, sourceLocation: SourceLocation) {
