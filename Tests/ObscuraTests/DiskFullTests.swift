@@ -14,33 +14,15 @@ import TestSupport
 @Suite(.serialized) struct DiskFullTests {
     let obscura = packageRoot + "/.build/debug/obscura"
 
-    /// Runs `command` (with `$m` the small filesystem) and fills the
-    /// filesystem once `after` bytes are written, leaving `leave` bytes
-    /// (`$m.filled` then exists); then lists what is left and checks each
-    /// movie file.
-    private func fill(_ command: String, leave: Int, after: Int = 700_000) throws -> (out: String, files: [String: String]) {
-        let script = """
-            set -u
-            m=$(mktemp -d /tmp/obscura-full.XXXXXX)
-            mount -t tmpfs -o size=4m tmpfs $m || { echo "mount failed"; exit 97; }
-            \(command) > $m.log 2>&1 &
-            p=$!
-            for i in $(seq 600); do [ "$(du -sb $m | cut -f1)" -ge \(after) ] && break; sleep 0.05; done
-            free=$(stat -f -c '%a*%S' $m)
-            head -c $(( free - \(leave) > 0 ? free - \(leave) : 0 )) /dev/zero > $m/filler 2>/dev/null
-            touch $m.filled
-            wait $p; echo "rc=$?"
-            sed 's/^/said: /' $m.log
-            for f in $(ls $m | grep -v '^filler$'); do echo "left: $f"; done
-            for f in $(ls $m | grep -E '\\.(mp4|mov|mkv)$'); do
-                # ffprobe decodes every frame to count them: anything it says is an error.
-                echo "file: $f frames=$(ffprobe -v error -select_streams v:0 -count_frames -show_entries stream=nb_read_frames -of csv=p=0 $m/$f 2>$m.err)"
-                head -5 $m.err | sed "s|^|decode-error: $f: |"
-                if [ -e $m/$f.sha256 ]; then (cd $m && sha256sum -c $f.sha256 2>&1) | sed 's/^/checksum: /'; else echo "checksum: $f: none"; fi
-            done
-            umount $m; rm -rf $m $m.log $m.filled $m.err
-            """
-        let result = try runProgram("unshare", [geteuid() == 0 ? "-m" : "-rm", "bash", "-c", script])
+    /// Runs `command` (each "{m}" in it the small filesystem) and fills the
+    /// filesystem once `after` bytes are written, leaving `leave` bytes;
+    /// then lists what is left and checks each movie file
+    /// (Tests/ObscuraTests/scripts/fill-disk.sh). With `onceFilled`, the
+    /// command starts once the filesystem is full.
+    private func fill(_ command: [String], leave: Int, after: Int = 700_000, onceFilled: Bool = false) throws -> (out: String, files: [String: String]) {
+        let script = packageRoot + "/Tests/ObscuraTests/scripts/fill-disk.sh"
+        let arguments = [script, String(leave), String(after)] + (onceFilled ? ["--once-filled"] : []) + command
+        let result = try runProgram("unshare", [geteuid() == 0 ? "-m" : "-rm", "bash"] + arguments)
         try #require(!result.stdout.contains("mount failed") && result.stdout.contains("rc="),
                      "a mount namespace of its own is needed for the tmpfs (unshare): \(result.stdout)\(result.stderr)")
         var files: [String: String] = [:]
@@ -62,8 +44,8 @@ import TestSupport
                       ("mkv", 3_000, "--segment 1"), ("mp4", 9_000, "--segment 1")])
     func aFullDiskLeavesWholeCountedCheckedFiles(_ container: String, _ leave: Int, _ extra: String) throws {
         try #require(FileManager.default.isExecutableFile(atPath: obscura), "build first: swift build")
-        let (out, files) = try fill("\(obscura) record --camera synthetic --size 640x480 --duration 30 --min-free-space 0 --output $m/clip.\(container) \(extra)",
-                                    leave: leave)
+        let (out, files) = try fill([obscura, "record", "--camera", "synthetic", "--size", "640x480", "--duration", "30", "--min-free-space", "0",
+                                     "--output", "{m}/clip.\(container)"] + extra.split(separator: " ").map(String.init), leave: leave)
         #expect(out.contains("rc=3\n"), "\(out)")
         #expect(out.contains("finished: disk full"), "\(out)")
         #expect(!out.split(separator: "\n").contains { $0.hasPrefix("left: ") && $0.hasSuffix(".partial") }, "\(out)")
@@ -84,8 +66,8 @@ import TestSupport
 
     @Test func aFullDiskEndsAnAssetWritersFileTheSameWay() throws {
         try #require(FileManager.default.isExecutableFile(atPath: obscura), "build first: swift build")
-        let (out, files) = try fill("\(obscura) record --camera synthetic --size 640x480 --duration 30 --min-free-space 0 --through asset-writer --output $m/clip.mov",
-                                    leave: 7_000)
+        let (out, files) = try fill([obscura, "record", "--camera", "synthetic", "--size", "640x480", "--duration", "30", "--min-free-space", "0",
+                                     "--through", "asset-writer", "--output", "{m}/clip.mov"], leave: 7_000)
         #expect(!out.contains("rc=0\n"), "\(out)")
         #expect(!out.split(separator: "\n").contains { $0.hasPrefix("left: ") && $0.hasSuffix(".partial") }, "\(out)")
         #expect(!out.contains("decode-error: "), "\(out)")
@@ -97,8 +79,8 @@ import TestSupport
     @Test func aPhotoOnAFullDiskIsRefusedAndLeavesNothing() throws {
         try #require(FileManager.default.isExecutableFile(atPath: obscura), "build first: swift build")
         // The photo is taken once the disk is full.
-        let (out, _) = try fill("{ until [ -e $m.filled ]; do sleep 0.05; done; \(obscura) photo --camera synthetic --warm-up 0 --output $m/p.jpg; }",
-                                leave: 0, after: 0)
+        let (out, _) = try fill([obscura, "photo", "--camera", "synthetic", "--warm-up", "0", "--output", "{m}/p.jpg"],
+                                leave: 0, after: 0, onceFilled: true)
         #expect(!out.contains("rc=0\n"), "\(out)")
         #expect(out.contains("the photo was not kept"), "\(out)")
         #expect(!out.contains("left: "), "nothing but the filler: \(out)")
