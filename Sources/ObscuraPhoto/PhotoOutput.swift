@@ -228,7 +228,13 @@ public final class PhotoOutput: CaptureOutput, Sendable {
     private let busy = Mutex(false)
     private let device = Mutex<CaptureDevice?>(nil)
 
-    public init() {}
+    /// What its waits for a frame are timed on (a test's clock, or the
+    /// system's).
+    private let clock: any WaitingClock
+
+    public init(clock: any WaitingClock = SystemWaitingClock()) {
+        self.clock = clock
+    }
 
     public func connected(to device: CaptureDevice?) {
         self.device.withLock { $0 = device }
@@ -485,9 +491,9 @@ public final class PhotoOutput: CaptureOutput, Sendable {
     private func nextFrame(timeout: Duration) async -> VideoFrame? {
         await withTaskGroup(of: VideoFrame?.self) { group in
             group.addTask { await self.queue.next() }
-            group.addTask {
+            group.addTask { [clock] in
                 do {
-                    try await Task.sleep(for: timeout)
+                    try await clock.sleep(for: timeout)
                     self.queue.wake()
                 } catch {}
                 return nil

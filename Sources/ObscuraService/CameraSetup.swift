@@ -70,7 +70,7 @@ struct CameraSetup: Sendable {
         let device = try chooseDevice()
         let session = CaptureSession(log: log, clock: clock)
         let movie = MovieFileOutput(live: live)
-        let photo = PhotoOutput()
+        let photo = PhotoOutput(clock: clock)
         photo.flash = flash
         photo.isRawCaptureEnabled = configuration.photoRaw
         session.beginConfiguration()
@@ -126,8 +126,9 @@ struct CameraSetup: Sendable {
     private func chooseDevice() throws -> CaptureDevice {
         if CaptureDevice.isTestPattern(profile.cameraID) {
             // The kiosk's buttons, LEDs, storage and retrieval can be tried
-            // before a camera is fitted.
-            return CaptureDevice.testPattern(id: profile.cameraID)
+            // before a camera is fitted. (`synthetic:clocked`: on the
+            // service's clock, which a test moves on.)
+            return CaptureDevice.testPattern(id: profile.cameraID, clock: clock)
         }
         let devices = try CaptureDevice.devices()
         if profile.cameraID.isEmpty {

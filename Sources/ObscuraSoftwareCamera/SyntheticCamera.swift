@@ -663,14 +663,21 @@ extension CaptureDevice {
     /// recording of N seconds takes what encoding N seconds takes.
     public static let fastTestPattern = "synthetic:fast"
 
+    /// The test pattern on the clock it is given (a test's), stamped with
+    /// its times.
+    public static let clockedTestPattern = "synthetic:clocked"
+
     /// The test-pattern camera: a moving pattern with, like a Raspberry Pi
     /// camera, a raw stream (12-bit CSI-2 packed); `synthetic:stamped`
     /// carries each frame's time in its picture as well, and
-    /// `synthetic:fast` comes as fast as it is taken.
-    public static func testPattern(id: String) -> CaptureDevice {
-        CaptureDevice(source: SyntheticCamera(id: id == "synthetic" ? "synthetic:0" : id,
-                                              rawFormats: [.srggb12CSI2Packed, .srggb12],
-                                              pacing: id == fastTestPattern ? .asFastAsBuffersReturn : .realTime,
-                                              stampsTime: id == timeStampedTestPattern))
+    /// `synthetic:fast` comes as fast as it is taken, and `synthetic:clocked`
+    /// on `clock`'s frame intervals (the service's clock, which a test moves
+    /// on by hand; on the system's clock it is the plain pattern).
+    public static func testPattern(id: String, clock: any WaitingClock = SystemWaitingClock()) -> CaptureDevice {
+        let pacing: SyntheticCamera.Pacing = id == fastTestPattern ? .asFastAsBuffersReturn
+            : id == clockedTestPattern ? .clock(clock) : .realTime
+        return CaptureDevice(source: SyntheticCamera(id: id == "synthetic" ? "synthetic:0" : id,
+                                                     rawFormats: [.srggb12CSI2Packed, .srggb12],
+                                                     pacing: pacing, stampsTime: id == timeStampedTestPattern))
     }
 }

@@ -75,18 +75,27 @@ private final class Recorder: PhotoCaptureDelegate, @unchecked Sendable {
     /// output that stopped taking frames (a recorder blocked on a hung
     /// drive): a photo asked for meanwhile waits that long too, and is taken
     /// from the first frame that comes, not given up after two seconds.
+    /// (On a clock moved on a frame interval every 2 ms: the session's
+    /// stall limit, the photo's wait and the 2.5 s of silence are its.)
     @Test func aPhotoWaitsOutASilenceTheSessionStillAllows() async throws {
-        let camera = SyntheticCamera(formats: [.nv12])
-        let output = PhotoOutput()
-        let session = try patternSession([output], camera: camera)
+        let clock = ManualClock()
+        let camera = SyntheticCamera(formats: [.nv12], pacing: .clock(clock))
+        let output = PhotoOutput(clock: clock)
+        let session = try patternSession([output], camera: camera, clock: clock)
         session.stallTimeout = .seconds(4)
         try session.startRunning()
+        let driving = clock.drive(by: .nanoseconds(33_333_333), every: .milliseconds(2))
+        defer { driving.cancel() }
         _ = await waitUntil { session.deliveredFrameCount >= 6 }
-        _ = try await output.capturePhoto(with: PhotoSettings())
+        // The camera falls silent (a few frame intervals pass, any frame
+        // under way delivered); a photo takes the frame the output holds.
         camera.setStalled(true)
-        let silence = Syscalls.monotonicNanoseconds()
+        let stalled = clock.nanoseconds
+        _ = await waitUntil { clock.nanoseconds > stalled + 150_000_000 }
+        _ = try await output.capturePhoto(with: PhotoSettings())
+        let silence = clock.nanoseconds
         Task.detached {
-            try await Task.sleep(for: .milliseconds(2500))
+            while clock.nanoseconds < silence + 2_500_000_000 { try? await Task.sleep(for: .milliseconds(1)) }
             camera.setStalled(false)
         }
         let photos = try await output.capturePhoto(with: PhotoSettings())

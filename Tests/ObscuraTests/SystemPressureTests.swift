@@ -4,6 +4,8 @@ import Logging
 import Testing
 import TestSupport
 import ObscuraHealth
+import ObscuraSoftwareCamera
+import ObscuraCapture
 @testable import ObscuraService
 
 /// The system's pressure: readings to one level, up at once, down a level
@@ -108,10 +110,16 @@ import ObscuraHealth
             [pressure]
             temperature_files = ["\(temp)"]
             throttled_file = "\(throttled)"
-            """, tables: "[pressure]\nsettle_seconds = 1")
+            """, tables: "[pressure]\nsettle_seconds = 1", camera: CaptureDevice.clockedTestPattern)
         let configuration = try ServiceConfiguration.load(path)
         let profile = try BoardProfile.load(configuration.board, from: configuration.file)
-        let service = try RecorderService(configuration: configuration, profile: profile, logger: Logger(label: "pressure"))
+        // The service and its camera on a clock moved on a frame interval
+        // every 4 ms: its pressure rounds, settling and frame rates are
+        // that clock's.
+        let clock = ManualClock()
+        let driving = clock.drive(by: .nanoseconds(33_333_333), every: .milliseconds(4))
+        defer { driving.cancel() }
+        let service = try RecorderService(configuration: configuration, profile: profile, logger: Logger(label: "pressure"), clock: clock)
         try await service.start()
         #expect(await service.startRecording() != nil)
         #expect(await waitUntil { await service.currentStatus().frames > 0 })
