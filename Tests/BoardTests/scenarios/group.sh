@@ -13,7 +13,6 @@
 # after S s, COST ===", COST being what it cost the board:
 # board/virtual/tally.sh); each marker on a line of its own, even after a
 # background follower a scenario killed in the middle of a line.
-set -u
 here=Tests/BoardTests/scenarios
 prelude="" between=""
 while [ $# -gt 0 ]; do
