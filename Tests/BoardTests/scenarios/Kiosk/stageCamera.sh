@@ -13,6 +13,9 @@ some() { [ "$(partial_frames)" -ge "$least" ] 2>/dev/null; }
 wait_for 120 "$least frames recorded" some
 taken_away_and_back vimc vimc.0 partial_frames "$least"
 for f in "$rec"/*.mp4; do echo "file=$(basename "$f") frames=$(frames "$f")"; done
+# The metrics file is written every few seconds: once it counts the restart.
+restart_counted() { grep -q '^obscura_stage_restarts_total{stage="camera"} [1-9]' /run/obscura-metrics/obscura.prom; }
+wait_for 60 "the metrics to count the camera's restart" restart_counted
 grep -E '^obscura_(stage_restarts_total|stage_gap_seconds_total|recordings_failed_total)' /run/obscura-metrics/obscura.prom | sed 's/^/metric: /'
 obscura status | sed 's/^/status: /'
 journalctl -u obscura --no-pager -o short-monotonic | grep -E "recording goes on after|camera back after|recording finished|listed again" | sed 's/^/mono: /'

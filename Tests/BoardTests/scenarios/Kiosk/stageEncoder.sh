@@ -22,6 +22,9 @@ taken_away_and_back vicodec "$pdev" frames "$least" still_files
 # through vicodec): a bound reached while decoding keeps the rest.
 (cd "$rec" && sha256sum -c ./*.sha256 | sed 's/^/sum: /')
 obscura status | sed 's/^/status: /'
+# The metrics file is written every few seconds: once it counts the restart.
+restart_counted() { grep -q '^obscura_stage_restarts_total{stage="encoder"} [1-9]' /run/obscura-metrics/obscura.prom; }
+wait_for 60 "the metrics to count the encoder's restart" restart_counted
 grep -E '^obscura_(stage_restarts_total|stage_gap_seconds_total|recordings_failed_total)' /run/obscura-metrics/obscura.prom | sed 's/^/metric: /'
 journalctl -u obscura --no-pager -o short-monotonic | grep -E "recording goes on after|encoder back after|recording finished" | sed 's/^/mono: /'
 journalctl -u obscura --no-pager -o cat | grep -v "thread priority" | sed 's/^/journal: /'
