@@ -34,9 +34,9 @@ long_loops='EncryptedKillTests|CrashSafetyTests|HostileInputTests|ServiceProcess
 # last shard runs every suite not named here, new ones too; the named ones
 # are the longest, spread so that each shard takes about as long.
 quick_shards=(
-    'LiveServiceTests|MovieFileOutputTests'
+    'LiveServiceTests'
     'TornFragmentTests|PreRecordTests|EncoderStageTests|CommandLineTests|PhotoOutputTests|CaptureSessionTests'
-    'ServicePressureTests|ServicePictureTests|TimelineTests|MetricsTests|EncoderDelayTests'
+    'ServicePressureTests|ServicePictureTests|TimelineTests|MetricsTests|EncoderDelayTests|MovieFileOutputTests|AudioRecordingTests'
     'WholeFragmentsTests|OverlayTests|ClosedOutputTests'
 )
 # suites NAMES: a filter for the suites NAMES (A|B|…) and nothing else
