@@ -172,7 +172,11 @@ import Glibc
         viewer.waitUntilExit()
         let late = packets().filter { $0[2] > settled }
         let worst = late.map { Double($0[2] - $0[0]) / 1e6 }.max() ?? .infinity
-        #expect(worst < 250, "capture to arrival after 2 s: worst \(worst) ms")
+        // Live again: no later than the viewer was before the stall (its
+        // worst over its last 30 packets, on this machine in this run), and
+        // 250 ms more at most.
+        let steady = flowing.suffix(30).map { Double($0[2] - $0[0]) / 1e6 }.max() ?? 0
+        #expect(worst < steady + 250, "capture to arrival after 2 s: worst \(worst) ms; before the stall \(steady) ms")
         let skips = try status(service).liveSkips ?? 0
         #expect(skips >= 1, "the stalled viewer skipped ahead")
         // The metrics say so too (rewritten every second).

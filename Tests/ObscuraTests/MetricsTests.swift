@@ -174,7 +174,9 @@ import TestSupport
         let dir = try TemporaryDirectory()
         let metrics = writable ? "\(dir.path)/metrics/obscura.prom" : "\(dir.path)/missing/obscura.prom"
         if writable { try FileManager.default.createDirectory(atPath: "\(dir.path)/metrics", withIntermediateDirectories: true) }
-        let service = try PatternService(in: dir.path, metrics: metrics)
+        // (The fast pattern: its frames' times are 30 a second of camera
+        // time whatever this machine's load, as a camera's are.)
+        let service = try PatternService(in: dir.path, metrics: metrics, camera: "synthetic:fast")
         let process = service.process, err = service.standardError
         defer { if process.isRunning { process.terminate() } }
         _ = waitUntilBlocking { FileManager.default.fileExists(atPath: service.socket) }
