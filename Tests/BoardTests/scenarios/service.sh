@@ -1,6 +1,20 @@
 # shellcheck shell=bash
-# `obscura run` on the board as a board scenario starts it (sourced, after
-# board/virtual/waiting.sh):
+# `obscura run` on the board as a board scenario starts it (sourced; it
+# sources board/virtual/waiting.sh and puts board/virtual on PATH):
+#
+#   service_fresh                 an empty /tmp/svc for the service's files
+#   service_start BOARD [SOCKET [LIVE]] <<T   (below)
+#   service_finished              after `ask record stop`: once the
+#                                 recording has finished; `f` its (first)
+#                                 file, "recordings=N" printed
+#   service_marks FILE            a recording's marks (its text track) as
+#                                 "srt: …" lines
+#   service_end PATTERN           the log's lines of PATTERN (an ERE) and the
+#                                 recordings' ends as "log: …"; the service
+#                                 stopped (SIGTERM) and waited for
+#
+# `$service_recording` is a [recording] table a watch's test starts from
+# (320x240, one file, the files in /tmp/svc/rec).
 #
 #   service_start BOARD [SOCKET [LIVE]] <<'T'
 #   [recording]
@@ -31,6 +45,16 @@
 # a second when slowed: the scenarios that time a watch are bash scripts).
 service_socket=/tmp/svc/control.sock
 service_root=${service_root:-$(pwd)}
+PATH=$PATH:$service_root/board/virtual; export PATH
+# shellcheck source=board/virtual/waiting.sh
+. "$service_root/board/virtual/waiting.sh"
+# shellcheck disable=SC2034  # (read by the scenarios that source this)
+service_recording='[recording]
+folder = "/tmp/svc/rec"
+size = "320x240"
+segment_seconds = 0
+min_free_space_mb = 16'
+service_fresh() { rm -rf /tmp/svc; mkdir -p /tmp/svc; }
 service_start() {
     local board=$1 live=${3:-/tmp/svc/live.sock}
     service_socket=${2:-/tmp/svc/control.sock}
@@ -57,3 +81,18 @@ led() {
     while [ $i -lt 20 ]; do read -r v < "$f"; echo "$v"; pause 0.1; i=$((i + 1)); done | sort -u | tr '\n' ' '
 }
 holds() { awk -v d="$1: $2 (" -v c="$1: $2 cleared" 'index($0, d) { n++ } index($0, c) { m++ } END { exit !(n > m) }' /tmp/svc/log; }
+service_finished() {
+    local r n=0
+    wait_for 180 "the recording to finish" said "recording finished"
+    f=""
+    for r in /tmp/svc/rec/*.mp4; do
+        [ -e "$r" ] || continue
+        n=$((n + 1)); [ -n "$f" ] || f=$r
+    done
+    echo "recordings=$n"
+}
+service_marks() { ffmpeg -v error -i "$1" -map 0:s:0 -f srt - | sed -E 's/<[^>]*>//g; s/^/srt: /'; }
+service_end() {
+    grep -E "$1|recording finished" /tmp/svc/log | sed 's/^/log: /'
+    kill -TERM "$p"; wait "$p"
+}

@@ -1,19 +1,12 @@
 #!/bin/bash
 # The board's side of PictureBoardTests.aCoveredAndADarkLensAreDeclaredWithinTheirHoldAndClearWhileTheRecordingGoesOn: it prints what the test reads.
 # Arguments: HOLD CLEAR
-hold=$1
-clear=$2
-PATH=$PATH:$(pwd)/board/virtual; export PATH
-. board/virtual/waiting.sh
-rm -rf /tmp/svc; mkdir -p /tmp/svc
+hold=$1 clear=$2
 . Tests/BoardTests/scenarios/service.sh
-service_start "virtual" <<T
-[recording]
-folder = "/tmp/svc/rec"
+service_fresh
+service_start virtual <<T
+$service_recording
 partial_folder = "/tmp/svc/incoming"
-size = "320x240"
-segment_seconds = 0
-min_free_space_mb = 16
 [health]
 hold_seconds = $hold
 clear_seconds = $clear
@@ -65,10 +58,7 @@ episode no_detail "$white"
 episode dark "$black"
 echo "state=$(status | grep -o '"state":"[a-z]*"')"
 ask record stop | sed 's/^/ctl: /'
-wait_for 180 "the recording to finish" said "recording finished"
-set -- /tmp/svc/rec/*.mp4; f=$1
-n=0; for r in /tmp/svc/rec/*.mp4; do [ -e "$r" ] && n=$((n + 1)); done; echo "recordings=$n"
+service_finished
 echo "frame-times=$(ffprobe -v error -select_streams v:0 -show_entries packet=pts_time -of csv=p=0 "$f" | tr '\n' ' ')"
-ffmpeg -v error -i "$f" -map 0:s:0 -f srt - | sed -E 's/<[^>]*>//g; s/^/srt: /'
-grep -E "picture: |recording finished" /tmp/svc/log | sed 's/^/log: /'
-kill -TERM $p; wait $p
+service_marks "$f"
+service_end "picture: "

@@ -1,19 +1,11 @@
 #!/bin/bash
 # The board's side of PictureBoardTests.aFrozenCameraIsDeclaredWithinItsHoldAndClearsWhenThePictureMovesAgain: it prints what the test reads.
 # Arguments: HOLD CLEAR RATE
-hold=$1
-clear=$2
-rate=$3
-PATH=$PATH:$(pwd)/board/virtual; export PATH
-. board/virtual/waiting.sh
-rm -rf /tmp/svc; mkdir -p /tmp/svc
+hold=$1 clear=$2 rate=$3
 . Tests/BoardTests/scenarios/service.sh
-service_start "virtual" <<T
-[recording]
-folder = "/tmp/svc/rec"
-size = "320x240"
-segment_seconds = 0
-min_free_space_mb = 16
+service_fresh
+service_start virtual <<T
+$service_recording
 [health]
 conditions = ["frozen"]
 hold_seconds = $hold
@@ -65,10 +57,8 @@ wait_closely 60 "frozen to clear" lacks frozen; echo "cleared-frozen=$(since "$a
 # Live until the recording has ended (a slowed board takes longer
 # than the hold to stop it).
 ask record stop | sed 's/^/ctl: /'
-wait_for 180 "the recording to finish" said "recording finished"
+service_finished
 still
-set -- /tmp/svc/rec/*.mp4; f=$1
 echo "frame-times=$(ffprobe -v error -select_streams v:0 -show_entries packet=pts_time -of csv=p=0 "$f" | tr '\n' ' ')"
-ffmpeg -v error -i "$f" -map 0:s:0 -f srt - | sed -E 's/<[^>]*>//g; s/^/srt: /'
-grep -E "picture: |recording finished" /tmp/svc/log | sed 's/^/log: /'
-kill -TERM $p; wait $p
+service_marks "$f"
+service_end "picture: "

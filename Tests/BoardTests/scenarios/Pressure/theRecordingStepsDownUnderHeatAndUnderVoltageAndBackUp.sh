@@ -58,6 +58,6 @@ kill -TERM $p; wait $p
 for f in /tmp/svc/rec/*.mp4; do
     echo "file $f"
     echo "frame-times=$(ffprobe -v error -select_streams v:0 -show_entries packet=pts_time -of csv=p=0 "$f" | tr '\n' ' ')"
-    ffmpeg -v error -i "$f" -map 0:s:0 -f srt - | sed -E 's/<[^>]*>//g; s/^/srt: /'
+    service_marks "$f"
 done
 grep -E "system pressure|recording finished" /tmp/svc/log | sed 's/^/log: /'

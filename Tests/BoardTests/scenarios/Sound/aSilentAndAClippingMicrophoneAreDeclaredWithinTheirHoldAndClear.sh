@@ -1,24 +1,17 @@
 #!/bin/bash
 # The board's side of SoundBoardTests.aSilentAndAClippingMicrophoneAreDeclaredWithinTheirHoldAndClear: it prints what the test reads.
 # Arguments: HOLD CLEAR
-hold=$1
-clear=$2
-PATH=$PATH:$(pwd)/board/virtual; export PATH
-. board/virtual/waiting.sh
-rm -rf /tmp/svc; mkdir -p /tmp/svc
+hold=$1 clear=$2
+. Tests/BoardTests/scenarios/service.sh
+service_fresh
 # The virtual board's profile at 16 kHz: FFmpeg's AAC encoder,
 # floating point emulated by TCG, at 48 kHz takes more than a
 # slowed board has (board/profiles/virtual.toml). A Pi encodes
 # 48 kHz at a few percent of a core.
 sed 's/^sample_rate = 48000$/sample_rate = 16000/' board/profiles/virtual.toml > /tmp/svc/board.toml
 grep -q '^sample_rate = 16000$' /tmp/svc/board.toml || echo "the virtual profile's sample_rate line has changed"
-. Tests/BoardTests/scenarios/service.sh
-service_start "/tmp/svc/board.toml" <<T
-[recording]
-folder = "/tmp/svc/rec"
-size = "320x240"
-segment_seconds = 0
-min_free_space_mb = 16
+service_start /tmp/svc/board.toml <<T
+$service_recording
 [health]
 hold_seconds = $hold
 clear_seconds = $clear
@@ -75,10 +68,7 @@ t=$(now); quiet; a=$(now); echo "stopped-clipping=$(since "$(stopped "$t")")"
 wait_closely 60 "clipping to clear" lacks clipping; echo "cleared-clipping=$(since "$a")"
 echo "state=$(status | grep -o '"state":"[a-z]*"')"
 ask record stop | sed 's/^/ctl: /'
-wait_for 180 "the recording to finish" said "recording finished"
-set -- /tmp/svc/rec/*.mp4; f=$1
-n=0; for r in /tmp/svc/rec/*.mp4; do [ -e "$r" ] && n=$((n + 1)); done; echo "recordings=$n"
+service_finished
 echo "streams=$(ffprobe -v error -show_entries stream=codec_type,sample_rate -of csv=p=0 "$f" | tr '\n' ' ')"
-ffmpeg -v error -i "$f" -map 0:s:0 -f srt - | sed -E 's/<[^>]*>//g; s/^/srt: /'
-grep -E "sound: |recording finished" /tmp/svc/log | sed 's/^/log: /'
-kill -TERM $p; wait $p
+service_marks "$f"
+service_end "sound: "
