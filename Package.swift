@@ -136,7 +136,7 @@ let package = Package(
             "TestSupport", "CCamera", "CFFmpeg", "ObscuraSystem", "ObscuraFiles", "ObscuraHealth", "ObscuraCapture", "ObscuraConversion", "ObscuraSoftwareCamera", "ObscuraRecording", "ObscuraMedia", "ObscuraCamera", "ObscuraEncoding", "ObscuraMuxing", "ObscuraGPIO", "ObscuraService", "ObscuraPhoto", "ObscuraPreview", "ObscuraRetrieval", "ObscuraAudio", "ObscuraAge", "ObscuraOverlay", "ObscuraFleet", "ObscuraFormats", "ObscuraFFmpeg",
             "ObscuraControl", "ObscuraCommandLine",
             logging,
-        ]),
+        ], exclude: ["scripts"]),
         .testTarget(name: "BoardTests", dependencies: ["TestSupport", "ObscuraOverlay"], exclude: ["scenarios"]),
     ] + loggingTargets,
     swiftLanguageModes: [.v6],
