@@ -45,7 +45,10 @@ public enum CommandDescriptions {
         default, what is allowed and what it means (obscura.toml(5) says the same). \
         With --check: reads the file (default /etc/obscura/obscura.toml) and the board \
         profile it names as the service does, and says what is wrong, naming the line \
-        and the key; exit status 1 when something is.
+        and the key; then predicts what the configuration needs of the board (CPU \
+        cores, the hardware encoder, buffer memory) against the profile's [budget], a \
+        line per camera and a total. Exit status 1 when something is wrong, or when \
+        the configuration is over the budget, saying what would fit.
         """)
 
     public static let dng = CommandConfiguration(

@@ -39,7 +39,13 @@ public struct ConfigCommand: AsyncParsableCommand {
             }
             let configuration = try ServiceConfiguration(contentsOf: path)
             let profile = try BoardProfile.load(configuration.board, from: configuration.file)
+            guard let cost = profile.cost(of: configuration) else {
+                return print("\(path): good; board \(configuration.board) (\(profile.name)), whose profile gives no budget to predict against")
+            }
+            if !cost.fits, cost.budget.enforced { throw ValidationError("\(path): \(cost.refusal)") }
             print("\(path): good; board \(configuration.board) (\(profile.name))")
+            for line in cost.lines { print("  " + line) }
+            if !cost.fits { print("  " + cost.refusal + " (this board's budget is not enforced)") }
         }
     }
 

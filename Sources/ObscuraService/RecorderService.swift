@@ -72,8 +72,9 @@ public actor RecorderService {
     var watchdog = WatchdogLooks()
     var metrics: MetricsSchedule?
 
-    // What the service is doing, and what it has counted and said.
-    var state = ServiceState.starting
+    // What the service is doing, and what it has counted and said. The
+    // state is set only through its door, `enter` or `change` (below).
+    private(set) var state = ServiceState.starting
     var camera = CameraState.closed
     /// A start being prepared (its storage work off the actor): a start
     /// asked for meanwhile gets its answer.
@@ -228,6 +229,14 @@ public actor RecorderService {
         } else {
             state = new
         }
+        showLEDs()
+        notifier.notify("STATUS=\(statusLine)")
+    }
+
+    /// The state changed in place (the recording's flags, its file's end):
+    /// through the same door, so the LEDs and systemd hear of it too.
+    func change(_ body: (inout ServiceState) -> Void) {
+        body(&state)
         showLEDs()
         notifier.notify("STATUS=\(statusLine)")
     }

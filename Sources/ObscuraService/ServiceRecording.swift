@@ -130,11 +130,11 @@ extension RecorderService {
                 await storage.trim(onDrive: recording?.onDrive == true)
             case .finished(_, .encoderFailed, let p) where recording?.retry == true && p.frames == 0:
                 // A try while the encoder is down that made nothing: try again.
-                state.recordingEnded()
+                change { $0.recordingEnded() }
                 scheduleEncoderRetry()
             case .finished(let path, let reason, let p):
                 let ended = recording
-                state.recordingEnded()
+                change { $0.recordingEnded() }
                 // A try that ended before its file opened (stopped meanwhile): nothing was recorded.
                 if ended?.retry == true && p.frames == 0 { continue }
                 recordingFinished(path, reason, p, ended)
@@ -151,14 +151,14 @@ extension RecorderService {
         if recording?.firstFrameSaid == false, let zero = opened?.movie.progress.timeZeroNanoseconds {
             // The wall-clock time of the first frame (what its caption
             // shows, and every later frame's time follows from the file's).
-            state.updateRecording { $0.firstFrameSaid = true }
+            change { $0.updateRecording { $0.firstFrameSaid = true } }
             let format = ISO8601DateFormatter()
             format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
             let wall = SystemClock.wallClock(ofMonotonic: zero)
             logger.info("recording \(path): first frame taken at \(format.string(from: wall)) (\(String(format: "%.6f", wall.timeIntervalSince1970)) s)")
         }
         if let r = recording, r.retry {
-            state.updateRecording { $0.retry = false }
+            change { $0.updateRecording { $0.retry = false } }
             encoderRestarted()
             if let going = recording { enter(.recording(going)) }
             let took = (clock.now - r.started).seconds
@@ -190,7 +190,7 @@ extension RecorderService {
     func sayFirstFramesDurable(_ p: RecordingProgress) {
         guard let r = recording, !r.durableSaid, let durable = p.firstFramesDurableNanoseconds,
               let zero = p.timeZeroNanoseconds else { return }
-        state.updateRecording { $0.durableSaid = true }
+        change { $0.updateRecording { $0.durableSaid = true } }
         let seconds = { (ns: UInt64) in String(format: "%.6f", Double(ns) / 1e9) }
         logger.info("recording \(r.file): first frames on the storage at \(seconds(durable)) s, the first taken at \(seconds(zero)) s (monotonic clock)")
     }
@@ -276,7 +276,7 @@ extension RecorderService {
         switch await storage.followDrive(recordingOnIt: recording?.onDrive == true) {
         case .goneUnderRecording?:
             guard recording?.onDrive == true else { return }
-            state.updateRecording { $0.driveRemoved = true }
+            change { $0.updateRecording { $0.driveRemoved = true } }
             opened?.movie.stopRecording()
         case .unwritable(let message)?:
             noteError(message, reason: .drive)

@@ -67,6 +67,8 @@ public struct BoardProfile: Sendable, Equatable {
     /// Where the Raspberry Pi firmware says its throttled flags.
     public static let firmwareThrottledFile = "/sys/devices/platform/soc/soc:firmware/get_throttled"
     public var pressure = PressureSettings()
+    /// What the board gives the recorder (`[budget]`); nil: not predicted.
+    public var budget: HardwareBudget?
 
     public static let encoderNames = ["v4l2m2m", "libx264", "libx265"]
 
@@ -115,6 +117,7 @@ public struct BoardProfile: Sendable, Equatable {
             tamperConditions = Set(names.compactMap(TamperCondition.init(rawValue:)))
         }
         try readPressure(reader)
+        budget = try HardwareBudget(reading: reader)
         if reader.document.tables.keys.contains(where: { $0 == "gpio" || $0.hasPrefix("gpio.") }) {
             var g = GPIO()
             g.chip = try reader.require("gpio.chip") { k throws(ConfigurationError) in try reader.string(k) }
@@ -174,6 +177,12 @@ public struct BoardProfile: Sendable, Equatable {
 }
 
 extension BoardProfile {
+    /// What `configuration` costs on this board, nil when the profile has no
+    /// budget.
+    public func cost(of configuration: ServiceConfiguration) -> HardwareCost? {
+        budget.map { HardwareCost([CameraDemand(configuration: configuration, profile: self)], budget: $0) }
+    }
+
     /// The `[pressure]` table: its sources and thresholds.
     public mutating func readPressure(_ reader: TOMLReader) throws(ConfigurationError) {
         pressureTemperatureFiles = try reader.strings("pressure.temperature_files")

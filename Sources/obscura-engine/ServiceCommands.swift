@@ -17,6 +17,9 @@ struct RunCommand: AsyncParsableCommand {
             var configuration = try ServiceConfiguration.load(config)
             if let board { configuration.board = board }
             let profile = try BoardProfile.load(configuration.board, from: configuration.file)
+            if let cost = profile.cost(of: configuration), !cost.fits, cost.budget.enforced {
+                throw ValidationError("\(configuration.file): \(cost.refusal)")
+            }
             let logger = Logger(label: "obscura") { _ in JournalLogHandler() }
             let service = try RecorderService(configuration: configuration, profile: profile, logger: logger)
             try await service.start()
