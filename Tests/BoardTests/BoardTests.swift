@@ -71,6 +71,29 @@ extension VirtualBoardTests {
         #expect(result.stderr.contains("does not offer pixel format NV12; available: BGR888, RGB888"))
     }
 
+    /// The board's second camera (board/virtual/second-camera: a second vimc
+    /// device, bound by the same driver) is listed beside the first, and each
+    /// records by its id while the other does: every frame its camera gave
+    /// is in its file.
+    @Test func twoCamerasEachRecordByTheirId() throws {
+        let folder = ".build/board-two-cameras-\(getpid())"
+        try FileManager.default.createDirectory(atPath: packageRoot + "/" + folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: packageRoot + "/" + folder) }
+        let result = try VirtualBoard.run(scenario: "Board/twoCamerasEachRecordByTheirId", [folder], timeout: 400)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("camera \"platform/vimc.0 Sensor B\"\ncamera \"platform/vimc.1 Sensor B\""), "\(result.stdout)")
+        for name in ["first", "second"] {
+            let said = (try? String(contentsOfFile: "\(packageRoot)/\(folder)/\(name).out", encoding: .utf8)) ?? ""
+            let errors = (try? String(contentsOfFile: "\(packageRoot)/\(folder)/\(name).err", encoding: .utf8)) ?? ""
+            #expect(result.stdout.contains("\(name) status=0"), "\(name): \(errors)")
+            let summary = try #require(RecordingSummary.find(in: said), "\(name): \(said)\(errors)")
+            let video = try ProbedVideo.read("\(packageRoot)/\(folder)/\(name).mp4")
+            #expect(video.codec == "h264" && video.isMonotonic, "\(name)")
+            #expect(video.frameCount >= 2 && video.frameCount == summary.frames, "\(name): \(summary.line)")
+        }
+        #expect(((try? String(contentsOfFile: "\(packageRoot)/\(folder)/second.err", encoding: .utf8)) ?? "").contains("platform/vimc.1 Sensor B"))
+    }
+
     @Test func aGPIOInputIsReadBackWithBothEdges() throws {
         // The watcher runs in the background; the test pulls the simulated line
         // up then down once the watcher says it holds the line.
