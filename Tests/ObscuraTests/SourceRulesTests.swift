@@ -93,7 +93,7 @@ import TestSupport
         // The control socket's I/O deadlines bound a peer's reads and writes,
         // and a file's boot-relative name is the moment it is named: neither
         // decides anything about the recorder.
-        let exempt = ["Sources/ObscuraService/ControlSocket.swift", "Sources/ObscuraService/FileNames.swift"]
+        let exempt = ["Sources/ObscuraService/Control/ControlSocket.swift", "Sources/ObscuraService/Recording/FileNames.swift"]
         var found: [String] = []
         for (path, lines) in try Self.sources() where rooms.contains(where: path.hasPrefix) && !exempt.contains(path) {
             for (n, line) in lines.enumerated() {
