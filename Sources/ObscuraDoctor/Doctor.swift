@@ -45,7 +45,7 @@ public typealias HardwareChecker = @Sendable (_ configuration: ServiceConfigurat
 
 public enum Doctor {
     /// Every check, in the order an owner would look: the configuration,
-    /// the camera, the encoder, the storage, the clock, the retrieval
+    /// what it costs the board, the camera, the encoder, the storage, the clock, the retrieval
     /// account, the GPIO lines, the service and its last recording.
     /// Blocking (it opens devices, syncs a file and may wait for the
     /// hardware's checks): run it off Swift's pool.
@@ -61,6 +61,7 @@ public enum Doctor {
             checks.append(DoctorCheck("configuration", .fail, "\(error)", fix: "correct it (obscura config --check; every key: man obscura.toml)"))
             return checks
         }
+        checks.append(LightChecks.budget(configuration: configuration, profile: profile))
         // The running service's own view first: while it streams, another
         // process may not list the camera it holds (vimc refuses its links).
         let status = LightChecks.serviceStatus(configuration: configuration)

@@ -42,6 +42,21 @@ enum LightChecks {
         }
     }
 
+    /// What the configuration costs on the board, against the profile's
+    /// budget (`obscura config --check` says the same, line by line).
+    static func budget(configuration: ServiceConfiguration, profile: BoardProfile) -> DoctorCheck {
+        guard let cost = profile.cost(of: configuration) else {
+            return DoctorCheck("budget", .skip, "the profile (\(profile.name)) gives no [budget] to predict against")
+        }
+        let total = cost.lines.last ?? ""
+        if cost.fits { return DoctorCheck("budget", .pass, total) }
+        guard cost.budget.enforced else {
+            return DoctorCheck("budget", .skip, "\(cost.refusal) (not enforced on this board)")
+        }
+        return DoctorCheck("budget", .fail, "\(cost.refusal): the service refuses to start",
+                           fix: "change the configuration to one that fits (obscura config --check)")
+    }
+
     static func clock(root: String) -> DoctorCheck {
         let (synchronized, source) = SystemClock.synchronization(root: root)
         switch synchronized {

@@ -79,7 +79,7 @@ import ObscuraMedia
 
     /// `obscura config --check` prints the prediction; over budget it fails,
     /// naming what does not fit and what would. `obscura run` refuses the
-    /// same file before it opens a camera.
+    /// same file before it opens a camera, and the doctor's check fails.
     @Test func theCheckAndTheStartRefuseAConfigurationOverBudget() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("obscura-cost-\(getpid())").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -97,6 +97,14 @@ import ObscuraMedia
         // (Bounded: a service that was not refused would run on.)
         let started = try runProgram("timeout", ["60", obscura, "run", "--config", over])
         #expect(started.status != 0 && started.stderr.contains("over the board's budget (cost 1.99)"), "\(started.stdout)\(started.stderr)")
+        // The doctor says so too, as a failed check of its own.
+        let doctor = try runProgram(obscura, ["doctor", "--json", "--config", over])
+        struct Report: Decodable { struct Check: Decodable { let name, outcome, detail: String }; let checks: [Check] }
+        let budget = try JSONDecoder().decode(Report.self, from: Data(doctor.stdout.utf8)).checks.first { $0.name == "budget" }
+        #expect(budget?.outcome == "fail" && budget?.detail.contains("the service refuses to start") == true, "\(doctor.stdout)")
+        let fits = try runProgram(obscura, ["doctor", "--json", "--config", good])
+        let passed = try JSONDecoder().decode(Report.self, from: Data(fits.stdout.utf8)).checks.first { $0.name == "budget" }
+        #expect(passed?.outcome == "pass" && passed?.detail.hasPrefix("total: cost 1.00") == true, "\(fits.stdout)")
     }
 
     /// A wrong value in a profile's [budget] names the file, line and key.
