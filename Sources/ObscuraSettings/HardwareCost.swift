@@ -68,15 +68,12 @@ public struct HardwareCost: Sendable, Equatable {
     public var memoryBytes: Int { cameras.reduce(0) { $0 + $1.memoryBytes } }
     public var cost: Double { max(cores / budget.cores, encoderShare, Double(memoryBytes) / Double(budget.bufferMemoryBytes)) }
     public var fits: Bool { cost <= 1.0 }
-    public let remedies: [String]
+    public private(set) var remedies: [String] = []
 
     public init(_ demands: [CameraDemand], budget: HardwareBudget, remedies: Bool = true) {
         self.budget = budget
-        let cameras = demands.map { Self.predict($0, budget) }
-        self.cameras = cameras
-        let cost = max(cameras.reduce(0) { $0 + $1.cores } / budget.cores, cameras.reduce(0) { $0 + $1.encoderShare },
-                       Double(cameras.reduce(0) { $0 + $1.memoryBytes }) / Double(budget.bufferMemoryBytes))
-        self.remedies = remedies && cost > 1 ? Self.remedies(demands, cameras, budget) : []
+        cameras = demands.map { Self.predict($0, budget) }
+        if remedies, !fits { self.remedies = Self.remedies(demands, cameras, budget) }
     }
 
     static func hardwareTakes(_ d: CameraDemand, _ b: HardwareBudget) -> Bool {

@@ -47,7 +47,7 @@ extension HardwareCost {
         var out: [String] = []
         if let largest = demands.map(\.size).max(),
            let size = sizes.first(where: { s in s < largest && fits(demands.map { var d = $0; d.size = min(d.size, s); return d }) }) {
-            out.append("\(demands.count > 1 ? "every camera at" : "") \(size)".trimmingLeadingSpace)
+            out.append(demands.count > 1 ? "every camera at \(size)" : "\(size)")
         }
         if let fastest = demands.map(\.frameRate).max(),
            let rate = rates.first(where: { r in r < fastest && fits(demands.map { var d = $0; d.frameRate = min(d.frameRate, r); return d }) }) {
@@ -82,8 +82,4 @@ extension HardwareCost {
     static func named(_ name: String) -> String { name.isEmpty ? "the camera" : "camera \(name)" }
     static func percent(_ share: Double) -> String { "\(Int((share * 100).rounded())) %" }
     static func mega(_ rate: Double) -> String { fixed(rate / 1e6, digits: 1) }
-}
-
-private extension String {
-    var trimmingLeadingSpace: String { hasPrefix(" ") ? String(dropFirst()) : self }
 }
