@@ -49,7 +49,12 @@ public struct StatusCommand: AsyncParsableCommand {
                 throw UserFacingError("unexpected reply: \(reply)")
             }
             var lines = ["state: \(status.state)", "board: \(status.board)", "camera: \(status.camera ?? "none")"]
-            if let file = status.file {
+            if let cameras = status.cameras {
+                lines += cameras.map(Self.cameraLine)
+                if let skew = status.startSkewMilliseconds {
+                    lines.append(String(printf: "cameras together: first frames %.1f ms apart", skew))
+                }
+            } else if let file = status.file {
                 lines.append("file: \(file)")
                 lines.append(String(printf: "elapsed: %.1f s, %ld KiB, dropped frames %ld", status.elapsedSeconds, status.bytes / 1024, status.droppedFrames))
                 lines.append(String(printf: "frames: %ld at %.2f fps, encoder latency %.0f ms (%ld frames inside)", status.frames,
@@ -103,6 +108,18 @@ public struct StatusCommand: AsyncParsableCommand {
     }
 
     /// "picture: dark, no_detail (watched for dark, no_detail, frozen; …)".
+    /// One of a kiosk's cameras in a line: its state, its file, its frames.
+    static func cameraLine(_ camera: CameraStatus) -> String {
+        let s = camera.status
+        var line = "camera \(camera.name) (\(s.camera ?? "none")): \(s.state)"
+        if let file = s.file {
+            line += ", \(file.split(separator: "/").last.map(String.init) ?? file)"
+                + String(printf: ", %.1f s, %ld frames at %.2f fps, dropped %ld", s.elapsedSeconds, s.frames, s.framesPerSecond, s.droppedFrames)
+        }
+        if s.state == "error", let error = s.lastError { line += ": \(error)" }
+        return line
+    }
+
     static func pictureLine(_ status: ServiceStatus) -> String? {
         guard let watched = status.pictureWatched else { return "picture: not watched" }
         let now = status.pictureConditions ?? []
@@ -144,12 +161,14 @@ public struct ControlCommand: AsyncParsableCommand {
         commandName: "ctl", abstract: "Control the recorder service: record start|stop|toggle, photo, flash auto|on|off.")
     @OptionGroup var socket: SocketOptions
     @Argument(help: "The command, e.g. `record start`.") var words: [String]
+    @Option(help: "One of the kiosk's cameras, by the name its [cameras.NAME] table gives (default: all).") var camera: String?
 
     public init() {}
 
     public func run() async throws {
         try await Self.reporting {
-            let reply = try socket.send(words.joined(separator: " "))
+            let reply = try socket.send((camera.map { ["camera", $0] } ?? []).joined(separator: " ")
+                                        + (camera == nil ? "" : " ") + words.joined(separator: " "))
             Log.output(reply)
             if reply.contains("\"ok\":false") { throw ExitCode(1) }
         }

@@ -105,6 +105,28 @@ public struct ServiceStatus: Sendable, Codable, Equatable {
     /// The bit rate asked of the encoder for the recording in progress (or
     /// the last one); nil: the encoder's own.
     public var bitRate: Int?
+    /// The recording in progress's first frame, as its camera's sensor
+    /// timed it (CLOCK_MONOTONIC, seconds).
+    public var recordingTimeZero: Double?
+    /// A kiosk with several cameras (`[cameras.NAME]`): each camera's own
+    /// status; the fields above are the first camera's, with `state` the
+    /// kiosk's (recording while any camera records).
+    public var cameras: [CameraStatus]?
+    /// How far apart the recording cameras' first frames were (ms), and the
+    /// last record press or command (CLOCK_MONOTONIC, seconds).
+    public var startSkewMilliseconds: Double?
+    public var recordPressed: Double?
 
     public init() {}
+}
+
+/// One of a kiosk's cameras in `ServiceStatus.cameras`.
+public struct CameraStatus: Sendable, Codable, Equatable {
+    public var name: String
+    public var status: ServiceStatus
+
+    public init(name: String, status: ServiceStatus) {
+        self.name = name
+        self.status = status
+    }
 }

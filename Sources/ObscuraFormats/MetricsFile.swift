@@ -13,18 +13,33 @@ import Glibc
 /// What is needed is the format's three escapes and its number spelling.
 public struct MetricsText: Sendable {
     public enum Kind: String, Sendable { case gauge, counter }
-    public private(set) var text = ""
+    /// Labels every sample added from now on carries first (a kiosk's
+    /// `camera="door"`).
+    public var labels: [(String, String)] = []
+    /// The families in the order first added: a family added again (for
+    /// another camera) gets its samples under its one HELP and TYPE.
+    private var families: [(name: String, header: String, samples: String)] = []
+    private var index: [String: Int] = [:]
 
     public init() {}
+
+    public var text: String { families.map { $0.header + $0.samples }.joined() }
 
     /// A metric family: its help, type and samples (labels, value). A family
     /// with no samples is left out.
     public mutating func add(_ name: String, _ kind: Kind, _ help: String, _ samples: [([(String, String)], Double)]) {
         guard !samples.isEmpty else { return }
-        text += "# HELP \(name) \(Self.escapeHelp(help))\n# TYPE \(name) \(kind.rawValue)\n"
-        for (labels, value) in samples {
-            let l = labels.isEmpty ? "" : "{" + labels.map { "\($0.0)=\"\(Self.escapeLabel($0.1))\"" }.joined(separator: ",") + "}"
-            text += "\(name)\(l) \(Self.number(value))\n"
+        var lines = ""
+        for (own, value) in samples {
+            let all = labels + own
+            let l = all.isEmpty ? "" : "{" + all.map { "\($0.0)=\"\(Self.escapeLabel($0.1))\"" }.joined(separator: ",") + "}"
+            lines += "\(name)\(l) \(Self.number(value))\n"
+        }
+        if let i = index[name] {
+            families[i].samples += lines
+        } else {
+            index[name] = families.count
+            families.append((name, "# HELP \(name) \(Self.escapeHelp(help))\n# TYPE \(name) \(kind.rawValue)\n", lines))
         }
     }
 

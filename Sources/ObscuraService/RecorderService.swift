@@ -48,7 +48,16 @@ public actor RecorderService {
     let profile: BoardProfile
     /// Leveled: journald files each line under its priority.
     let logger: Logger
-    let notifier = SystemdNotifier()
+    /// systemd's: silent for one of a kiosk's cameras (the kiosk speaks for all).
+    let notifier: SystemdNotifier
+    /// The kiosk this camera is one of (`Kiosk`), which owns the buttons,
+    /// LEDs, control socket, metrics and systemd; nil: this service is the
+    /// whole kiosk.
+    let kiosk: KioskLink?
+    /// Why the camera could not be opened, the last time it could not.
+    var cameraProblem: String?
+    /// Whether the last keep-alive round found the recording wedged.
+    var wedged = false
     /// The file thread (hashing, photos, scans, metrics) and the camera's.
     let fileWork: ThreadExecutor
     let cameraWork: ThreadExecutor
@@ -98,6 +107,9 @@ public actor RecorderService {
     /// How often a new recording is tried while the encoder is down.
     static let encoderRetryInterval: Duration = .milliseconds(500)
 
+    /// After the time in a file's name: the camera's, when it is one of several.
+    var cameraSuffix: String { configuration.cameraName.map { "-" + $0 } ?? "" }
+
     /// The camera while it is open.
     var opened: CameraSetup.Opened? { camera.opened }
     /// The recording in progress, whichever state carries it.
@@ -108,7 +120,15 @@ public actor RecorderService {
     /// fallback to Swift's pool).
     public init(configuration: ServiceConfiguration, profile: BoardProfile, logger: Logger,
                 clock: any WaitingClock = SystemWaitingClock()) throws {
+        try self.init(configuration: configuration, profile: profile, logger: logger, clock: clock, kiosk: nil)
+    }
+
+    /// One camera of `kiosk`'s.
+    init(configuration: ServiceConfiguration, profile: BoardProfile, logger: Logger,
+         clock: any WaitingClock, kiosk: KioskLink?) throws {
         self.configuration = configuration
+        self.kiosk = kiosk
+        notifier = kiosk == nil ? SystemdNotifier() : SystemdNotifier(environment: [:])
         self.clock = clock
         self.profile = profile
         self.logger = logger
@@ -155,6 +175,21 @@ public actor RecorderService {
         if !clockSynchronized {
             logger.notice("the clock is not known to be synchronised (\(SystemClock.synchronization().source.rawValue)): files get boot-relative names (obscura-boot-\(SystemClock.bootID)-SECONDS) until it is")
         }
+        if kiosk == nil { try startControls() }
+        startLive()
+        await openCamera()
+        if case .starting = state { enter(.idle) }
+        if configuration.recordingStart == .powerOn { await recordFromStart() }
+        await storage.trimCard()
+        await measureStorage()
+        notifier.notify("READY=1\nSTATUS=\(statusLine)")
+        logger.notice("ready: \(profile.name), recordings in \(configuration.recordingsFolder), control socket \(configuration.controlSocket)")
+        await writeMetrics()
+        Task { [weak self] in await self?.housekeeping() }
+    }
+
+    /// The buttons, LEDs and control socket of a service that is the whole kiosk.
+    func startControls() throws {
         gpio = KioskGPIO(profile: profile, logger: logger, actions: .init(
             record: { [weak self] in await self?.toggleRecording() },
             photo: { [weak self] in _ = await self?.takePhoto() },
@@ -168,16 +203,6 @@ public actor RecorderService {
             await self?.command(line) ?? ControlReply(false, "stopping").line
         }
         if let note = control?.accessNote { logger.warning("control socket: \(note)") }
-        startLive()
-        await openCamera()
-        if case .starting = state { enter(.idle) }
-        if configuration.recordingStart == .powerOn { await recordFromStart() }
-        await storage.trimCard()
-        await measureStorage()
-        notifier.notify("READY=1\nSTATUS=\(statusLine)")
-        logger.notice("ready: \(profile.name), recordings in \(configuration.recordingsFolder), control socket \(configuration.controlSocket)")
-        await writeMetrics()
-        Task { [weak self] in await self?.housekeeping() }
     }
 
     func makeFolders() throws {
@@ -242,6 +267,10 @@ public actor RecorderService {
     }
 
     func showLEDs() {
+        if let kiosk {
+            return kiosk.changed(KioskLink.Summary(recording: state.isRecording, error: state.isError,
+                                                   attention: conditions.attention, line: statusLine))
+        }
         gpio.show(recording: state.isRecording, error: state.isError,
                   attention: conditions.attention)
     }
@@ -281,6 +310,7 @@ public actor RecorderService {
         now.preRecordSeconds = configuration.preRecordSeconds
         now.flash = flashMode.rawValue
         now.cameraDown = outages.cameraDown || open == nil
+        if recording != nil, let zero = opened?.movie.progress.timeZeroNanoseconds { now.recordingTimeZero = Double(zero) / 1e9 }
         conditions.show(in: &now)
         if live != nil {
             let counts = liveFeed.counts

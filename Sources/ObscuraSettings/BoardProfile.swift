@@ -180,7 +180,13 @@ extension BoardProfile {
     /// What `configuration` costs on this board, nil when the profile has no
     /// budget.
     public func cost(of configuration: ServiceConfiguration) -> HardwareCost? {
-        budget.map { HardwareCost([CameraDemand(configuration: configuration, profile: self)], budget: $0) }
+        let demands = configuration.cameras.isEmpty ? [CameraDemand(configuration: configuration, profile: self)]
+            : configuration.cameras.map { camera in
+                var demand = CameraDemand(configuration: configuration.member(camera), profile: member(camera))
+                demand.name = camera.name
+                return demand
+            }
+        return budget.map { HardwareCost(demands, budget: $0) }
     }
 
     /// The `[pressure]` table: its sources and thresholds.

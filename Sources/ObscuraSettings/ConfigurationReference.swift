@@ -59,12 +59,13 @@ public enum ConfigurationReference {
         Table(name: "encryption", about: "Recordings and photos encrypted to age recipients as they are written (see docs/evidence.md)."),
         Table(name: "health", about: "What the picture and the microphone are watched for (see docs/health.md)."),
         Table(name: "pressure", about: "Whether the recording steps down when the board is too hot or under-powered."),
+        Table(name: "cameras.NAME", about: "One of several cameras, NAME its name (a-z, 0-9, _): it goes into the camera's file names, status, metrics and `obscura view --camera NAME`. Without such a table the kiosk records the profile's one camera."),
     ]
 
     public static let keys: [Key] = [
         key("board", "string", quoted(defaults.board), "a profile's name (`virtual`, `pi4b`, … in /usr/share/obscura/profiles) or the path of a profile file",
             quoted("pi4b"), "The board profile: its camera, encoder, buttons, LEDs and sensors."),
-    ] + recording + audio + photo + preview + control + live + metrics + usb + overlay + encryption + health + pressure
+    ] + recording + audio + photo + preview + control + live + metrics + usb + overlay + encryption + health + pressure + cameras
 }
 
 extension ConfigurationReference {
@@ -219,5 +220,20 @@ extension ConfigurationReference {
             "false: the board's pressure is read and shown, and nothing steps down."),
         key("pressure.settle_seconds", "number", seconds(PressureConfiguration().settle), Limits.settleSeconds.allowed, "30",
             "A lower level is taken once the readings have allowed it this long."),
+    ]
+
+    static let cameras: [Key] = [
+        key("cameras.NAME.id", "string", "(required)", "a camera's id as `obscura devices` lists it; each camera once",
+            quoted("platform/vimc.1 Sensor B"), "The camera."),
+        key("cameras.NAME.size", "string", "[recording]'s, else " + profiles, "WIDTHxHEIGHT", quoted("1280x720"),
+            "The size this camera records at."),
+        key("cameras.NAME.frame_rate", "number", "[recording]'s, else " + profiles, Limits.frameRate.allowed, "15",
+            "The frame rate this camera is set to."),
+        key("cameras.NAME.bit_rate", "integer", "[recording]'s, else " + profiles, Limits.bitRate.allowed, "4000000",
+            "This camera's video bit rate (bits a second)."),
+        key("cameras.NAME.encoders", "list of strings", profiles, BoardProfile.encoderNames.joined(separator: ", "), list(["libx264"]),
+            "The encoders this camera's recordings try, in order (e.g. one camera on the hardware encoder, the other in software)."),
+        key("cameras.NAME.record_button", "string", "none", "a line name of the profile's GPIO chip, not another camera's", quoted("GPIO22"),
+            "A button that starts and stops this camera alone (the record button records all)."),
     ]
 }

@@ -84,7 +84,8 @@ import ObscuraTOML
 /// align_to_chunks = false          # fragments end on age's 64 KiB chunks, so `age -d` of a
 ///                                 # killed recording gives whole fragments (costs filler)
 /// ```
-/// and `[health]` (`HealthConfiguration`) and `[pressure]` (`PressureConfiguration`).
+/// and `[health]` (`HealthConfiguration`), `[pressure]` (`PressureConfiguration`)
+/// and `[cameras.NAME]` (`CameraConfiguration`).
 public struct ServiceConfiguration: Sendable, Equatable {
     public var file = "(defaults)"
     public var board = "virtual"
@@ -154,6 +155,12 @@ public struct ServiceConfiguration: Sendable, Equatable {
     public var health = HealthConfiguration()
     /// Whether the recording steps down under pressure (`[pressure]`).
     public var pressure = PressureConfiguration()
+    /// The cameras, when `[cameras.NAME]` tables name several; empty: the
+    /// profile's one camera.
+    public var cameras: [CameraConfiguration] = []
+    /// The camera this configuration records, when it is one of several:
+    /// its name follows the time in its files' names.
+    public var cameraName: String?
 
     public static let defaultPath = ControlSocketSetting.configurationFile
 
@@ -273,6 +280,7 @@ public struct ServiceConfiguration: Sendable, Equatable {
         alignsToAgeChunks = try reader.bool("encryption.align_to_chunks") ?? false
         health = try HealthConfiguration(reading: reader, file: path)
         pressure = try PressureConfiguration(reading: reader)
+        cameras = try CameraConfiguration.read(reader, file: path)
         try reader.rejectUnknownKeys()
     }
 

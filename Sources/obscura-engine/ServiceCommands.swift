@@ -21,7 +21,10 @@ struct RunCommand: AsyncParsableCommand {
                 throw ValidationError("\(configuration.file): \(cost.refusal)")
             }
             let logger = Logger(label: "obscura") { _ in JournalLogHandler() }
-            let service = try RecorderService(configuration: configuration, profile: profile, logger: logger)
+            // One camera (the profile's) or several ([cameras.NAME]).
+            let service: any KioskService = configuration.cameras.isEmpty
+                ? try RecorderService(configuration: configuration, profile: profile, logger: logger)
+                : try Kiosk(configuration: configuration, profile: profile, logger: logger)
             try await service.start()
             let (signals, continuation) = AsyncStream<Int32>.makeStream()
             var sources: [any DispatchSourceSignal] = []

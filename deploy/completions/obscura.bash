@@ -488,7 +488,7 @@ _obscura_ctl() {
     repeating_flags=()
     non_repeating_flags=(--version -h --help)
     repeating_options=()
-    non_repeating_options=(--socket --config)
+    non_repeating_options=(--socket --config --camera)
     __obscura_offer_flags_options -1
 
     # Offer option value completions
@@ -497,6 +497,9 @@ _obscura_ctl() {
         return
         ;;
     '--config')
+        return
+        ;;
+    '--camera')
         return
         ;;
     esac

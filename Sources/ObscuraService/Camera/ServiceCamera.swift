@@ -32,11 +32,12 @@ extension RecorderService {
 
     func openCameraNow() async {
         guard opened == nil else { return }
-        let setup = setup, flash = gpio.flash, preview = preview
+        let setup = setup, flash = kiosk.map { $0.flash.withLock { $0 } } ?? gpio.flash, preview = preview
         let made: CameraSetup.Opened
         do {
             made = try await onCameraThread { try setup.open(flash: flash, preview: preview) }
         } catch {
+            cameraProblem = "\(error)"
             return fail("camera: \(error)", reason: .camera)
         }
         camera = .ready(OpenCamera(made))

@@ -8,8 +8,10 @@ enum ControlCommand: Equatable, Sendable {
     case recordStart, recordStop, recordToggle
     case photo
     case flash(FlashMode)
+    /// `camera NAME COMMAND`: one of a kiosk's cameras (`obscura ctl --camera NAME`).
+    indirect case camera(String, ControlCommand)
 
-    static let usage = "commands: status, record start|stop|toggle, photo, flash auto|on|off"
+    static let usage = "commands: status, record start|stop|toggle, photo, flash auto|on|off; each may follow camera NAME"
 
     /// The command a line says, or the reply that says what is allowed.
     static func parse(_ line: String) -> Result<ControlCommand, ControlReply> {
@@ -20,6 +22,8 @@ enum ControlCommand: Equatable, Sendable {
         case ["record", "stop"]: return .success(.recordStop)
         case ["record", "toggle"]: return .success(.recordToggle)
         case ["photo"]: return .success(.photo)
+        case let w where w.count > 2 && w[0] == "camera":
+            return parse(w.dropFirst(2).joined(separator: " ")).map { .camera(w[1], $0) }
         case let w where w.count == 2 && w[0] == "flash":
             guard let mode = FlashMode(rawValue: w[1]) else { return .failure(ControlReply(false, "flash takes auto, on or off")) }
             return .success(.flash(mode))

@@ -21,6 +21,8 @@ struct KioskGPIO: Sendable {
         let record: @Sendable () async -> Void
         let photo: @Sendable () async -> Void
         let flash: @Sendable () async -> Void
+        /// A camera's own record button, by its line on the profile's chip.
+        var cameraRecord: [(line: String, action: @Sendable () async -> Void)] = []
     }
 
     init() {}
@@ -33,6 +35,7 @@ struct KioskGPIO: Sendable {
         addButton(g.line(g.recordButton), g, logger, actions.record)
         addButton(g.line(g.photoButton), g, logger, actions.photo)
         addButton(g.line(g.flashButton), g, logger, actions.flash)
+        for (line, action) in actions.cameraRecord { addButton(g.line(line), g, logger, action) }
         func led(_ line: String?) -> LED? {
             guard let name = g.line(line) else { return nil }
             do { return try LED(name) } catch {

@@ -44,6 +44,8 @@ extension RecorderService {
         case .success(.flash(let mode)):
             setFlash(mode)
             return ControlReply(true, "flash \(mode.rawValue)").line
+        case .success(.camera(let name, _)):
+            return ControlReply(false, "no camera \"\(name)\": this kiosk records its profile's one camera (cameras are named by [cameras.NAME] tables)").line
         }
     }
 }

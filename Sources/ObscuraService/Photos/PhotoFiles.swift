@@ -48,6 +48,7 @@ struct PhotoFiles: Sendable {
     /// A name no photo has yet (`-2`, `-3`… after the time when taken).
     private func freeStem(clockSynchronized: Bool) -> String {
         let base = "\(configuration.photosFolder)/\(FileNames.stem(clockSynchronized: clockSynchronized))"
+            + (configuration.cameraName.map { "-" + $0 } ?? "")
         let jpeg = configuration.photoExtension(raw: false), raw = configuration.photoExtension(raw: true)
         var stem = base
         var n = 2

@@ -56,7 +56,7 @@ extension RecorderService {
         guard !state.isRecording, !stopping, recording == nil else { return recording?.file }
         if opened == nil { await openCamera() }
         guard let session = opened?.session else {
-            fail("cannot record: no camera", reason: .camera)
+            fail("cannot record: no camera" + (kiosk == nil ? "" : " (\(cameraProblem ?? profile.cameraID))"), reason: .camera)
             return nil
         }
         if session.isInterrupted {
@@ -83,7 +83,7 @@ extension RecorderService {
     }
 
     func begin(on target: StorageTargets.Target, _ opened: CameraSetup.Opened, retry: Bool) -> String? {
-        let stem = stems.next(FileNames.stem(clockSynchronized: clockSynchronized))
+        let stem = stems.next(FileNames.stem(clockSynchronized: clockSynchronized) + cameraSuffix)
         let path = "\(target.folder)/\(stem).\(configuration.recordingExtension)"
         let movie = opened.movie
         movie.segmentDuration = configuration.segmentSeconds > 0 ? .seconds(configuration.segmentSeconds) : nil

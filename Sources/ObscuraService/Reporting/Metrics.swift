@@ -49,6 +49,13 @@ extension ServiceStatus {
     /// The status as metrics, every name prefixed `obscura_`.
     public var metricsText: String {
         var m = MetricsText()
+        addMetrics(to: &m)
+        return m.text
+    }
+
+    /// This status's families into `m` (under `m`'s labels: a kiosk's cameras
+    /// each under its `camera` label, in one text).
+    public func addMetrics(to m: inout MetricsText) {
         let b = { (x: Bool) in x ? 1.0 : 0.0 }
         m.add("obscura_state", .gauge, "1 for the state the recorder is in.",
               ServiceState.names.map { ([("state", $0)], b(state == $0)) })
@@ -123,7 +130,6 @@ extension ServiceStatus {
               ["down", "up"].map { ([("direction", $0)], Double(pressureSteps[$0] ?? 0)) })
         m.add("obscura_clock_synchronized", .gauge, "1 when the system clock is known to be synchronised; the label says what told.",
               [([("source", host.clockSource)], b(host.clockSynchronized == true))])
-        return m.text
     }
 }
 

@@ -82,6 +82,7 @@ extension RecorderService {
         let waiting = waitingOnDrive || wait.map { $0 < StorageTargets.driveHangGrace } == true
         let wedge = watchdog.liveness.look(written: recording && !waiting ? opened?.movie.progress.frames ?? 0 : nil,
                                   delivered: opened?.session.deliveredFrameCount ?? 0, now: clock.now)
+        wedged = wedge != nil
         if let wedge {
             logger.error("the recording has not advanced for \(wedge.stalled) while the camera delivered \(wedge.delivered) frames; no watchdog keep-alive")
         } else {
