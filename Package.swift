@@ -137,7 +137,7 @@ let package = Package(
             "ObscuraControl", "ObscuraCommandLine",
             logging,
         ], exclude: ["scripts"]),
-        .testTarget(name: "BoardTests", dependencies: ["TestSupport", "ObscuraOverlay"], exclude: ["scenarios"]),
+        .testTarget(name: "BoardTests", dependencies: ["TestSupport", "ObscuraOverlay", "ObscuraControl"], exclude: ["scenarios"]),
     ] + loggingTargets,
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17

@@ -16,6 +16,7 @@ public struct ViewServeCommand: ParsableCommand {
 
     @Option(help: "Who watches, for the journal (a view key's comment).") var name = "(unnamed)"
     @Option(help: "The recorder's live socket (live.socket).") var socket = "/run/obscura-live/live.sock"
+    @Option(help: "One of the kiosk's cameras ([cameras.NAME]): its live socket, live-NAME.sock beside --socket.") var camera: String?
     @Flag(help: "Run as the live view account's forced command (sshd's ForceCommand): refuse anything but a view, and name the viewer by the SSH key's comment.")
     var sshForced = false
 
@@ -23,16 +24,26 @@ public struct ViewServeCommand: ParsableCommand {
 
     public func run() throws {
         signal(SIGPIPE, SIG_IGN)
-        var name = name
+        var name = name, camera = camera
         if sshForced {
             let environment = ProcessInfo.processInfo.environment
             if let refusal = ViewAccount.refusal(originalCommand: environment["SSH_ORIGINAL_COMMAND"]) {
                 Log.note(refusal)
                 throw ExitCode.failure
             }
+            // The camera the viewer asked for (`obscura view KIOSK --camera NAME`).
+            let asked = (environment["SSH_ORIGINAL_COMMAND"] ?? "").split(separator: " ").map(String.init)
+            camera = asked.firstIndex(of: "--camera").flatMap { $0 + 1 < asked.count ? asked[$0 + 1] : nil }
             let authInfo = environment["SSH_USER_AUTH"].flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }
             let keys = (try? AuthorizedKeys.load(AuthorizedKeys.Purpose.view.path, purpose: .view)) ?? AuthorizedKeys()
             name = ViewAccount.viewerName(authInfo: authInfo, keys: keys)
+        }
+        var socket = socket
+        if let camera {
+            guard !camera.isEmpty, camera.count <= 32, camera.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "_") }) else {
+                throw ValidationError("\"\(camera.prefix(40))\" is not a camera's name (a-z, 0-9, _ as its [cameras.NAME] table gives it)")
+            }
+            socket = socket.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/") + "/live-\(camera).sock"
         }
         do {
             let connection = try Syscalls.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), what: "AF_UNIX")

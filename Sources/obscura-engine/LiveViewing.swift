@@ -17,6 +17,8 @@ struct LiveViewing {
     let seconds: Double?
     /// A file for each packet's times (`--timings`).
     var timings: String? = nil
+    /// `--camera`: one of the kiosk's cameras.
+    var camera: String? = nil
     /// `--browser`: the port of the page on 127.0.0.1 (0: any free one).
     var browserPort: UInt16? = nil
 
@@ -164,7 +166,7 @@ struct LiveViewing {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: program)
         var arguments = ssh.arguments
-        arguments += [destination, "obscura", "view-serve", "--name", Self.viewerName]
+        arguments += [destination, "obscura", "view-serve", "--name", Self.viewerName] + (camera.map { ["--camera", $0] } ?? [])
         process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe

@@ -15,6 +15,7 @@ struct ViewCommand: ParsableCommand {
     @Argument(help: "The kiosk: HOST or USER@HOST (default user: obscura-view).") var kiosk: String?
     @Option(help: "A live socket on this machine instead of SSH (on the kiosk itself).") var local: String?
     @Option(help: "The player: auto, ffplay or mpv.") var player = "auto"
+    @Option(help: "One of the kiosk's cameras, by the name its [cameras.NAME] table gives (default: the first).") var camera: String?
     @Option(help: "Write the stream (Annex B) to FILE (- for standard output) instead of playing it.") var output: String?
     @Option(name: .customShort("i"), help: "The SSH identity (private key) file.") var identity: String?
     @Option(help: "The kiosk's SSH port.") var port: Int?
@@ -42,6 +43,7 @@ struct ViewCommand: ParsableCommand {
             let ssh = LiveViewing.SSH(identity: identity, port: port, knownHosts: knownHosts)
             var viewing = LiveViewing(kiosk: kiosk, local: local, player: player, output: output, ssh: ssh, seconds: seconds)
             viewing.timings = timings
+            viewing.camera = camera
             if browser { viewing.browserPort = UInt16(browserPort ?? 0) }
             try viewing.run()
         } catch {

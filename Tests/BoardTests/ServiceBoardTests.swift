@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import ObscuraControl
 
 extension VirtualBoardTests {
 /// The recorder as a kiosk runs it: systemd as init, Obscura installed by
@@ -194,6 +195,58 @@ extension VirtualBoardTests {
         #expect((thinned > 0) == (camera == .vimc), "\(finished)")
         #expect(lines.contains { $0.hasPrefix("metric: obscura_paced_frames_total ") && !$0.hasSuffix(" 0") } == (camera == .vimc), "\(out)")
         print("PaceBoardTests (\(camera)): \(step.dropFirst(5)); \(finished.dropFirst(5))")
+    }
+}
+
+/// A kiosk of the board's two cameras (vimc's own and board/virtual/second-camera):
+/// one command records both, each in its own file from the press; one
+/// camera taken away mid-recording leaves the other's file whole.
+@Suite struct TwoCameraKioskBoardTests {
+    @Test func twoCamerasRecordTogetherAndOneLostLeavesTheOtherWhole() throws {
+        let least = 4
+        let result = try VirtualBoard.run(scenario: "Service/twoCamerasRecordTogether", ["\(least)"], timeout: 600)
+        let out = result.stdout
+        let lines = out.split(separator: "\n").map(String.init)
+        #expect(result.status == 0, "\(out)\(result.stderr)")
+        func status(_ prefix: String) throws -> ServiceStatus {
+            let line = try #require(lines.first { $0.hasPrefix(prefix) }, "no \(prefix) in \(out)")
+            return try JSONDecoder().decode(ServiceStatus.self, from: Data(line.dropFirst(prefix.count).utf8))
+        }
+        // Together: both recording, each file begun with its camera's first
+        // frame from the press (the one in flight at it, or a later one).
+        let together = try status("together: ")
+        let cameras = try #require(together.cameras, "\(out)")
+        #expect(together.state == "recording" && cameras.map(\.status.state) == ["recording", "recording"], "\(out)")
+        let pressed = try #require(together.recordPressed)
+        for camera in cameras {
+            let zero = try #require(camera.status.recordingTimeZero, "\(camera.name)")
+            let interval = 1 / max(camera.status.framesPerSecond, 0.1)
+            #expect(zero > pressed - interval, "\(camera.name): first frame \(zero - pressed) s after the press (frames every \(interval) s)")
+            print("TwoCameraKioskBoardTests: \(camera.name) first frame \(String(format: "%.1f", (zero - pressed) * 1000)) ms after the press, frames every \(String(format: "%.1f", interval * 1000)) ms")
+        }
+        let skew = try #require(together.startSkewMilliseconds)
+        print("TwoCameraKioskBoardTests: first frames \(String(format: "%.1f", skew)) ms apart")
+        // Apart: the back camera gone is its own error; the front records on.
+        let apart = try status("apart: ")
+        #expect(apart.state == "recording" && apart.cameras?.first?.status.state == "recording", "\(out)")
+        #expect(apart.cameras?.last?.status.state != "recording", "\(out)")
+        // Both files finished and playable; the front's holds every frame it
+        // said it recorded, more than it had when the back went away.
+        let finished = lines.filter { $0.hasPrefix("log: ") && $0.contains("recording finished: ") }
+        let files = lines.filter { $0.hasPrefix("file=") }
+        #expect(files.count == 2 && files.contains { $0.contains("-front.mp4") } && files.contains { $0.contains("-back.mp4") }, "\(out)")
+        for line in files {
+            let name = String(line.dropFirst(5).split(separator: " ")[0])
+            let frames = Int(line.split(separator: "=").last ?? "") ?? 0
+            let said = finished.first { $0.contains(name) }.flatMap { l -> Int? in
+                let words = l.split(separator: " ")
+                return words.firstIndex(of: "frames,").flatMap { Int(words[$0 - 1]) }
+            }
+            #expect(frames >= least && said == frames, "\(name): \(frames) frames, its log: \(String(describing: said))")
+        }
+        let unbound = lines.first { $0.hasPrefix("unbound at front=") }.flatMap { Int($0.split(separator: "=").last ?? "") } ?? .max
+        let front = files.first { $0.contains("-front.mp4") }.flatMap { Int($0.split(separator: "=").last ?? "") } ?? 0
+        #expect(front >= unbound + least, "the front file has \(front) frames; it had \(unbound) when the back camera went")
     }
 }
 }

@@ -824,7 +824,7 @@ _obscura_view() {
     repeating_flags=()
     non_repeating_flags=(--browser --version -h --help)
     repeating_options=()
-    non_repeating_options=(--local --player --output -i --port --known-hosts --seconds --timings --browser-port)
+    non_repeating_options=(--local --player --camera --output -i --port --known-hosts --seconds --timings --browser-port)
     __obscura_offer_flags_options 1
 
     # Offer option value completions
@@ -833,6 +833,9 @@ _obscura_view() {
         return
         ;;
     '--player')
+        return
+        ;;
+    '--camera')
         return
         ;;
     '--output')
@@ -863,7 +866,7 @@ _obscura_view-serve() {
     repeating_flags=()
     non_repeating_flags=(--ssh-forced --version -h --help)
     repeating_options=()
-    non_repeating_options=(--name --socket)
+    non_repeating_options=(--name --socket --camera)
     __obscura_offer_flags_options 0
 
     # Offer option value completions
@@ -872,6 +875,9 @@ _obscura_view-serve() {
         return
         ;;
     '--socket')
+        return
+        ;;
+    '--camera')
         return
         ;;
     esac

@@ -93,6 +93,7 @@ public actor Kiosk {
         Task { [weak self, changes] in
             for await _ in changes { await self?.show() }
         }
+        linkFirstLiveView()
         show()
         notifier.notify("READY=1\nSTATUS=\(statusLine)")
         logger.notice("ready: \(profile.name), cameras \(members.map(\.name).joined(separator: ", ")), recordings in \(configuration.recordingsFolder), control socket \(configuration.controlSocket)")
@@ -113,6 +114,19 @@ public actor Kiosk {
         for problem in gpio.problems { logger.warning("\(problem)") }
         flash.withLock { $0 = gpio.flash }
         gpio.show(flash: flashMode)
+    }
+
+    /// `obscura view KIOSK` without `--camera`: the first camera's live
+    /// view, at the configured socket's own name (a link to its socket).
+    func linkFirstLiveView() {
+        guard !configuration.liveSocket.isEmpty, let first = configuration.cameras.first else { return }
+        let target = (configuration.member(first).liveSocket as NSString).lastPathComponent
+        do {
+            try Syscalls.remove(configuration.liveSocket)
+            try FileManager.default.createSymbolicLink(atPath: configuration.liveSocket, withDestinationPath: target)
+        } catch {
+            logger.warning("live.socket: cannot link \(configuration.liveSocket) to \(target): \(error); `obscura view --camera \(first.name)` still shows it")
+        }
     }
 
     /// Finalizes every camera's recording in progress, then releases the controls.
@@ -140,7 +154,7 @@ public actor Kiosk {
     /// camera's first frame after this instant. Returns each camera's file
     /// (nil: that camera could not record, its status says why).
     func startAll() async -> [(String, String?)] {
-        pressed = Syscalls.monotonicNanoseconds()
+        pressed = clock.nanoseconds
         return await withTaskGroup(of: (String, String?).self) { group in
             for member in members { group.addTask { (member.name, await member.service.startRecording()) } }
             var files: [String: String?] = [:]
