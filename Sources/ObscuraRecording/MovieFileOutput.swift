@@ -291,6 +291,7 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
     private struct Limits {
         var maxRecordedDuration: Duration?
         var segmentDuration: Duration?
+        var segmentOrigin: UInt64?
         var maxRecordedFileSize: Int?
         var minFreeDiskSpace = 32 << 20
         /// Wraps each recording's encoder (tests: an encoder that stalls).
@@ -314,6 +315,13 @@ public final class MovieFileOutput: CaptureOutput, AudioReceiver, Sendable {
     public var segmentDuration: Duration? {
         get { limits.withLock { $0.segmentDuration } }
         set { limits.withLock { $0.segmentDuration = newValue } }
+    }
+    /// Segments cut at this sensor time (CLOCK_MONOTONIC ns) plus whole
+    /// `segmentDuration`s, rather than from the recording's first frame:
+    /// several cameras' recordings given one origin cut at the same instants.
+    public var segmentOrigin: UInt64? {
+        get { limits.withLock { $0.segmentOrigin } }
+        set { limits.withLock { $0.segmentOrigin = newValue } }
     }
     public var maxRecordedFileSize: Int? {
         get { limits.withLock { $0.maxRecordedFileSize } }

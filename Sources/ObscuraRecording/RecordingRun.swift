@@ -107,6 +107,7 @@ final class RecordingRun {
                 }
             },
             creationTime: settings.creationTime.mapping)
+        sink.segmentOrigin = output.segmentOrigin
         openTimestampsFile()
     }
 

@@ -146,6 +146,11 @@ final class SegmentedFileSink {
     let container: MovieContainer
     /// Segment length in µs of encoder time; nil: one file.
     let segmentLength: Int64?
+    /// Segments cut on a grid from this sensor time (CLOCK_MONOTONIC ns):
+    /// at origin + k × segmentLength, so that the recordings of several
+    /// cameras begun together cut at the same instants. nil: from the
+    /// recording's first frame.
+    var segmentOrigin: UInt64?
     let fragmentDuration: Duration
     let partialDirectory: String?
     /// Each file is encrypted to these (age); empty: not encrypted.
@@ -280,6 +285,15 @@ final class SegmentedFileSink {
         return opened
     }
 
+    /// The first segment's end: `length` after the first packet, or the
+    /// next instant of the origin's grid after it.
+    private func firstBoundary(after pts: Int64, length: Int64, _ timeline: RecordingTimeline) -> Int64 {
+        guard let origin = segmentOrigin, let sensor = timeline.timeZero(dts: pts), length > 0 else { return pts + length }
+        let step = UInt64(length) * 1000
+        let next = origin + ((sensor >= origin ? sensor - origin : 0) / step + 1) * step
+        return pts + Int64((next - sensor) / 1000)
+    }
+
     /// Writes one video packet; before the first keyframe nothing is written.
     func write(_ packet: EncodedPacket, video: CodecParameters, timeline: RecordingTimeline) throws {
         guard !closedOnError else { return }
@@ -287,7 +301,7 @@ final class SegmentedFileSink {
             guard packet.isKeyframe else { return }
             fileBase = packet.dts
             segmentBase = startsAtFirstPacket ? packet.dts : 0
-            nextBoundary = segmentLength.map { packet.pts + $0 } ?? .max
+            nextBoundary = segmentLength.map { firstBoundary(after: packet.pts, length: $0, timeline) } ?? .max
             let sound = try audio?.begin(at: packet.dts * 1000)
             let opened = try openFile(video: video, sound: sound, timeZero: timeline.timeZero(dts: packet.dts))
             changed(.opened(path: opened.path))

@@ -11,11 +11,11 @@ import ObscuraSystem
 /// and the configuration refuses what cannot be.
 @Suite(.serialized) struct KioskTests {
     /// Two test-pattern cameras, `front` and `back` (`back` with `backID`).
-    private func kiosk(_ name: String, backID: String = "synthetic:1") throws -> (Kiosk, folder: String) {
+    private func kiosk(_ name: String, backID: String = "synthetic:1", segments: Int = 0) throws -> (Kiosk, folder: String) {
         let folder = scratchPath("kiosk", name)
         try? FileManager.default.removeItem(atPath: folder)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let path = try PatternService.writeConfiguration(in: folder, recording: "segment_seconds = 0", tables: """
+        let path = try PatternService.writeConfiguration(in: folder, recording: "segment_seconds = \(segments)", tables: """
             [cameras.front]
             id = "synthetic"
             [cameras.back]
@@ -83,6 +83,49 @@ import ObscuraSystem
             #expect(counted >= camera.status.frames && counted > 0, "\(file): \(counted) frames, its camera had \(camera.status.frames) when looked at: \(said)")
         }
         await kiosk.shutdown()
+    }
+
+    /// Every camera's segments are cut on one grid: the press that started
+    /// the first, plus whole segment lengths; a camera started later cuts
+    /// at the same instants (its first segment short), each at its camera's
+    /// first frame from there, whatever the rates.
+    @Test func segmentsOfEveryCameraAreCutAtTheSameInstants() async throws {
+        let (kiosk, folder) = try kiosk("segments", segments: 1)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await kiosk.start()
+        let status = { await kiosk.currentStatus() }
+        _ = await kiosk.command("camera front record start")
+        var now = await status()
+        for _ in 0..<3000 where (now.cameras?.first?.status.frames ?? 0) < 10 {
+            try await Task.sleep(for: .milliseconds(10))
+            now = await status()
+        }
+        _ = await kiosk.command("camera back record start")
+        for _ in 0..<3000 where (now.cameras ?? []).contains(where: { $0.status.recordings < 1 || $0.status.recordingTimeZero == nil }) {
+            try await Task.sleep(for: .milliseconds(10))
+            now = await status()
+        }
+        let cameras = try #require(now.cameras)
+        let pressed = try #require(now.recordPressed)
+        _ = await kiosk.command("record stop")
+        await kiosk.shutdown()
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder + "/rec")
+        for camera in cameras {
+            let zero = try #require(camera.status.recordingTimeZero)
+            let interval = 1 / (camera.status.cameraFrameRate ?? 1)
+            let first = try #require(files.first { $0.hasSuffix("-\(camera.name)-0001.mp4") }, "\(files)")
+            // Its video frames (the marks' text track may run on past them).
+            let probe = try runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_packets", "-show_entries",
+                                                   "stream=nb_read_packets", "-of", "csv=p=0", folder + "/rec/" + first])
+            let frames = try #require(Int(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(probe.stderr)")
+            // The segment ends at the grid's first instant after its start:
+            // its last frame is the one before, the next file's first the
+            // one at or after it.
+            let grid = pressed + (max(0, zero - pressed).rounded(.down) + 1)
+            let end = zero + Double(frames) * interval
+            #expect(end >= grid - 0.001 && end <= grid + interval + 0.001,
+                    "\(camera.name): begun \(zero - pressed) s after the press, its first segment ends \(end - pressed) s after it (\(frames) frames, every \(interval) s)")
+        }
     }
 
     @Test func aCameraThatIsNotThereLeavesTheOthersRecordingAndSaysWhich() async throws {

@@ -30,6 +30,7 @@ public actor Kiosk {
     public let members: [Member]
     let summaries: Mutex<[String: KioskLink.Summary]>
     let flash: Mutex<GPIOFlash?>
+    let segmentOrigin: Mutex<UInt64?>
     /// A camera's state changed (`KioskLink`): the LEDs and systemd follow.
     let changes: AsyncStream<Void>
     var gpio = KioskGPIO()
@@ -51,14 +52,15 @@ public actor Kiosk {
         self.logger = logger
         self.clock = clock
         let summaries = Mutex<[String: KioskLink.Summary]>([:])
-        let flash = Mutex<GPIOFlash?>(nil)
+        let flash = Mutex<GPIOFlash?>(nil), origin = Mutex<UInt64?>(nil)
         let (changes, changed) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         var members: [Member] = []
         for (i, camera) in configuration.cameras.enumerated() {
             var own = configuration.member(camera)
             // The display shows the first camera.
             if i > 0 { own.previewEnabled = false }
-            let link = KioskLink(name: camera.name, flash: flash, summaries: summaries, shown: { changed.yield() })
+            let link = KioskLink(name: camera.name, flash: flash, summaries: summaries, segmentOrigin: origin,
+                                 shown: { changed.yield() })
             let service = try RecorderService(configuration: own, profile: profile.member(camera),
                                               logger: Self.logger(logger, camera: camera.name), clock: clock, kiosk: link)
             members.append(Member(name: camera.name, service: service))
@@ -66,6 +68,7 @@ public actor Kiosk {
         self.members = members
         self.summaries = summaries
         self.flash = flash
+        segmentOrigin = origin
         self.changes = changes
         metrics = configuration.metricsFile.isEmpty ? nil
             : MetricsSchedule(file: MetricsFile(path: configuration.metricsFile), every: .seconds(configuration.metricsInterval))
@@ -108,7 +111,10 @@ public actor Kiosk {
             flash: { [weak self] in await self?.cycleFlash() })
         for (camera, member) in zip(configuration.cameras, members) {
             guard let line = camera.recordButton else { continue }
-            actions.cameraRecord.append((line, { [service = member.service] in await service.toggleRecording() }))
+            actions.cameraRecord.append((line, { [weak self, service = member.service] in
+                await self?.pressedAlone()
+                await service.toggleRecording()
+            }))
         }
         gpio = KioskGPIO(profile: profile, logger: logger, actions: actions)
         for problem in gpio.problems { logger.warning("\(problem)") }
@@ -155,6 +161,7 @@ public actor Kiosk {
     /// (nil: that camera could not record, its status says why).
     func startAll() async -> [(String, String?)] {
         pressed = clock.nanoseconds
+        segmentOrigin.withLock { $0 = pressed }
         return await withTaskGroup(of: (String, String?).self) { group in
             for member in members { group.addTask { (member.name, await member.service.startRecording()) } }
             var files: [String: String?] = [:]
@@ -163,9 +170,17 @@ public actor Kiosk {
         }
     }
 
+    /// One camera started alone: its segments follow the others' grid
+    /// while any records, else a grid from this press.
+    func pressedAlone() async {
+        for member in members where await member.service.state.isRecording { return }
+        pressed = clock.nanoseconds
+        segmentOrigin.withLock { $0 = pressed }
+    }
+
     func stopAll() async {
         await withTaskGroup(of: Void.self) { group in
-            for member in members { group.addTask { await member.service.stopRecording() } }
+            for member in members { group.addTask { _ = await member.service.command("record stop") } }
         }
     }
 

@@ -14,7 +14,7 @@ extension Kiosk {
                 return ControlReply(false, "no camera \"\(name)\"; this kiosk's cameras: \(members.map(\.name).joined(separator: ", "))").line
             }
             if case .camera = inner { return ControlReply(false, "one camera at a time: camera NAME COMMAND").line }
-            if case .recordStart = inner { pressed = clock.nanoseconds }
+            if case .recordStart = inner { await pressedAlone() }
             return await member.service.command(line.split(separator: " ").dropFirst(2).joined(separator: " "))
         case .success(.status): return ControlReply.status(await currentStatus())
         case .success(.recordStart):

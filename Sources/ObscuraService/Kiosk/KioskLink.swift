@@ -18,6 +18,10 @@ struct KioskLink: Sendable {
     /// Each camera's latest summary, by name; written in the order the
     /// cameras change, read by the kiosk.
     let summaries: Mutex<[String: Summary]>
+    /// The instant every camera's segments are cut from (the press that
+    /// started them, CLOCK_MONOTONIC ns): the files of a segment cover the
+    /// same time.
+    let segmentOrigin: Mutex<UInt64?>
     /// Called after each change (the kiosk shows it, off the camera's actor).
     let shown: @Sendable () -> Void
 

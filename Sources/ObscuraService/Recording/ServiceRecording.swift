@@ -56,7 +56,9 @@ extension RecorderService {
         guard !state.isRecording, !stopping, recording == nil else { return recording?.file }
         if opened == nil { await openCamera() }
         guard let session = opened?.session else {
-            fail("cannot record: no camera" + (kiosk == nil ? "" : " (\(cameraProblem ?? profile.cameraID))"), reason: .camera)
+            // One of a kiosk's cameras joins the others' recording when it comes.
+            if kiosk != nil { outages.resumeRecording = true }
+            fail("cannot record: no camera" + (kiosk == nil ? "" : " (\(cameraProblem ?? profile.cameraID)); it records from when it is there"), reason: .camera)
             return nil
         }
         if session.isInterrupted {
@@ -87,6 +89,7 @@ extension RecorderService {
         let path = "\(target.folder)/\(stem).\(configuration.recordingExtension)"
         let movie = opened.movie
         movie.segmentDuration = configuration.segmentSeconds > 0 ? .seconds(configuration.segmentSeconds) : nil
+        movie.segmentOrigin = kiosk?.segmentOrigin.withLock { $0 }
         movie.minFreeDiskSpace = target.minFree
         movie.maxRecordedDuration = nil
         do {
