@@ -12,12 +12,13 @@ import ObscuraSystem
 public enum HardwareChecks {
     /// Every one, in the doctor's order (it says the GPIO lines later).
     public static func all(configuration: ServiceConfiguration, profile: BoardProfile, service: ServiceStatus?) -> [DoctorCheck] {
-        camera(profile: profile, service: service) + [encoder(configuration: configuration, profile: profile)] + gpio(profile: profile)
+        camera(configuration: configuration, profile: profile, service: service)
+            + [encoder(configuration: configuration, profile: profile)] + gpio(profile: profile)
     }
 
     /// The camera layer (libcamera and the shim for it) and the profile's
     /// camera: listed here, or open in the running service (which holds it).
-    static func camera(profile: BoardProfile, service: ServiceStatus?) -> [DoctorCheck] {
+    static func camera(configuration: ServiceConfiguration, profile: BoardProfile, service: ServiceStatus?) -> [DoctorCheck] {
         let manager: CameraManager
         do {
             manager = try CameraManager.start()
@@ -31,18 +32,26 @@ public enum HardwareChecks {
             checks.append(DoctorCheck("camera layer", layer.warning == nil ? .pass : .fail, "\(layer)\(warning)",
                                       fix: layer.warning == nil ? nil : "install the libcamera-ipa of the libcamera in use"))
         }
-        let cameras = manager.cameras.map(\.id)
-        let wanted = profile.cameraID.isEmpty ? cameras.first : cameras.first { $0 == profile.cameraID }
-        if let wanted {
-            checks.append(DoctorCheck("camera", .pass, "\(wanted) listed" + (cameras.count > 1 ? " (of \(cameras.count))" : "")))
-        } else if let service, let open = service.camera, service.cameraDown == false {
-            checks.append(DoctorCheck("camera", .pass, "\(open) open in the service"))
-        } else {
-            let asked = profile.cameraID.isEmpty ? "no camera listed" : "\(profile.cameraID) not listed"
-            checks.append(DoctorCheck("camera", .fail, asked + (cameras.isEmpty ? "" : "; listed: \(cameras.joined(separator: ", "))"),
-                                      fix: "check the camera's cable and that the firmware detects it (camera_auto_detect=1 in config.txt), then obscura devices"))
+        let listed = manager.cameras.map(\.id)
+        if configuration.cameras.isEmpty { return checks + [camera("camera", id: profile.cameraID, service: service, listed: listed)] }
+        // A kiosk of several: each camera by its name, each as its own part of the service sees it.
+        return checks + configuration.cameras.map { c in
+            camera("camera \(c.name)", id: c.id, service: service?.cameras?.first { $0.name == c.name }?.status, listed: listed)
         }
-        return checks
+    }
+
+    /// One camera (`id`, "" for the first listed): listed here, or open in
+    /// the running service.
+    static func camera(_ check: String, id: String, service: ServiceStatus?, listed cameras: [String]) -> DoctorCheck {
+        let wanted = id.isEmpty ? cameras.first : cameras.first { $0 == id }
+        if let wanted {
+            return DoctorCheck(check, .pass, "\(wanted) listed" + (cameras.count > 1 ? " (of \(cameras.count))" : ""))
+        } else if let service, let open = service.camera, service.cameraDown == false {
+            return DoctorCheck(check, .pass, "\(open) open in the service")
+        }
+        let asked = id.isEmpty ? "no camera listed" : "\(id) not listed"
+        return DoctorCheck(check, .fail, asked + (cameras.isEmpty ? "" : "; listed: \(cameras.joined(separator: ", "))"),
+                           fix: "check the camera's cable and that the firmware detects it (camera_auto_detect=1 in config.txt), then obscura devices")
     }
 
     /// Which encoder the recordings get: the profile's preference, the first that is here.
