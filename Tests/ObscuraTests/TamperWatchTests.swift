@@ -168,6 +168,11 @@ import Testing
         try Data("{\"camera\":".utf8).write(to: URL(fileURLWithPath: store.path))
         #expect(store.load().reference == nil)
         #expect(store.load().note?.contains("could not be read") == true)
+        // Each of a kiosk's cameras keeps its own beside the others.
+        let door = try #require(SceneReferenceStore(camera: "cam-2", name: "door", width: 640, height: 480, environment: environment))
+        #expect(door.path == "\(folder)/scene-reference-door.json")
+        try door.save(run.watch.reference)
+        #expect(door.load().reference == run.watch.reference && door.load().note == nil)
         // Without a state directory (run by hand), nothing is kept.
         #expect(SceneReferenceStore(camera: "cam-1", width: 640, height: 480, environment: [:]) == nil)
     }

@@ -24,9 +24,11 @@ struct SceneReferenceStore: Sendable {
 
     /// The store in the state directory, or nil when the service has none
     /// (run by hand, outside systemd): the scene is then learned each start.
-    init?(camera: String, width: Int, height: Int, environment: [String: String] = ProcessInfo.processInfo.environment) {
+    /// `name`: one of a kiosk's cameras, whose scene is kept apart.
+    init?(camera: String, name: String? = nil, width: Int, height: Int,
+          environment: [String: String] = ProcessInfo.processInfo.environment) {
         guard let folders = environment["STATE_DIRECTORY"], let first = folders.split(separator: ":").first, !first.isEmpty else { return nil }
-        path = "\(first)/scene-reference.json"
+        path = "\(first)/scene-reference" + (name.map { "-" + $0 } ?? "") + ".json"
         (self.camera, self.width, self.height) = (camera, width, height)
     }
 

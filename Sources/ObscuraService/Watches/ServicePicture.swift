@@ -22,7 +22,8 @@ extension RecorderService {
         }
         let size = opened.session.activeConfiguration?.streams.first?.size
         let store = settings.tampering.isEmpty ? nil
-            : SceneReferenceStore(camera: opened.device.uniqueID, width: size?.width ?? 0, height: size?.height ?? 0)
+            : SceneReferenceStore(camera: opened.device.uniqueID, name: configuration.cameraName,
+                                  width: size?.width ?? 0, height: size?.height ?? 0)
         // The samples hold no frame: the camera's buffers are never held
         // while a change waits for the service.
         let samples = picture.sampler.samples
