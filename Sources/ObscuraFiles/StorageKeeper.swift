@@ -49,14 +49,25 @@ public struct StorageKeeper: Sendable {
     /// free-space minimum (or nothing deletable is left). Returns what went.
     @discardableResult
     public func enforce(protecting protected: Set<String> = []) -> [String] {
-        var items = finished().filter { !protected.contains($0.path) }
-        var used = usedBytes()
+        enforce(protecting: protected, listed: finished(), used: usedBytes())
+    }
+
+    /// `enforce` from a listing made before: files another keeper of the
+    /// folder deleted meanwhile count as freed (two cameras' recorders keep
+    /// one folder), so no more goes than the quota asks.
+    func enforce(protecting protected: Set<String>, listed: [Item], used total: Int) -> [String] {
+        var items = listed.filter { !protected.contains($0.path) }
+        var used = total
         var deleted: [String] = []
         func overQuota() -> Bool { quotaBytes > 0 && used > quotaBytes }
         func lowOnSpace() -> Bool { minFreeBytes > 0 && (Self.freeBytes(folder) ?? Int.max) < minFreeBytes }
         while (overQuota() || lowOnSpace()), !items.isEmpty {
             let oldest = items.removeFirst()
-            guard (try? Syscalls.remove(oldest.path, missingIsFine: false)) != nil else { continue }
+            guard (try? Syscalls.remove(oldest.path, missingIsFine: false)) != nil else {
+                // Gone meanwhile (another camera's keeper of the same folder): its space is free all the same.
+                if !FileManager.default.fileExists(atPath: oldest.path) { used -= oldest.bytes }
+                continue
+            }
             try? Syscalls.remove(oldest.path + ".sha256")  // (a checksum alone names nothing to fetch)
             used -= oldest.bytes
             deleted.append(oldest.path)

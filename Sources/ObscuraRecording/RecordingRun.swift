@@ -117,6 +117,7 @@ final class RecordingRun {
         while let frame = await nextFrame() {
             do {
                 guard let (packets, pts) = try encode(try overlaid(frame)) else { continue }
+                await soundBeforeCut(packets)
                 if let end = try file(packets, pts: pts) {
                     reason = end
                     break
@@ -328,6 +329,15 @@ final class RecordingRun {
         } catch {
             throw StageFailure(message: "\(error)")
         }
+    }
+
+    /// A segment about to end waits for the sound of its last moment, as
+    /// a recording's end does (a period is handed over a period or so after
+    /// the picture of the same moment): its track ends with its picture, and
+    /// the next file's begins there. At most a quarter second.
+    private func soundBeforeCut(_ packets: [EncodedPacket]) async {
+        guard sink.audio != nil, let cut = packets.first(where: sink.cuts), let end = timeline.sensorTime(pts: cut.pts) else { return }
+        await output.waitForSound(until: end, atMost: .milliseconds(250))
     }
 
     /// Packets and sound into the file; a limit reached ends the recording.

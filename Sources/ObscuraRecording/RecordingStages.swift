@@ -285,6 +285,11 @@ final class SegmentedFileSink {
         return opened
     }
 
+    /// Whether `packet` ends the current file and begins the next.
+    func cuts(_ packet: EncodedPacket) -> Bool {
+        writer != nil && keyframeRequested && packet.isKeyframe && packet.pts >= nextBoundary
+    }
+
     /// The first segment's end: `length` after the first packet, or the
     /// next instant of the origin's grid after it.
     private func firstBoundary(after pts: Int64, length: Int64, _ timeline: RecordingTimeline) -> Int64 {

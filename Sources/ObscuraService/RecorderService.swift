@@ -56,6 +56,9 @@ public actor RecorderService {
     let kiosk: KioskLink?
     /// Why the camera could not be opened, the last time it could not.
     var cameraProblem: String?
+    /// The housekeeping rounds (`housekeeping`): ended at the shutdown, so
+    /// that its wait does not keep the service alive after it.
+    var rounds: Task<Void, Never>?
     /// Whether the last keep-alive round found the recording wedged.
     var wedged = false
     /// The file thread (hashing, photos, scans, metrics) and the camera's.
@@ -185,7 +188,7 @@ public actor RecorderService {
         notifier.notify("READY=1\nSTATUS=\(statusLine)")
         logger.notice("ready: \(profile.name), recordings in \(configuration.recordingsFolder), control socket \(configuration.controlSocket)")
         await writeMetrics()
-        Task { [weak self] in await self?.housekeeping() }
+        rounds = Task { [weak self] in await self?.housekeeping() }
     }
 
     /// The buttons, LEDs and control socket of a service that is the whole kiosk.
@@ -237,6 +240,7 @@ public actor RecorderService {
             opened.sound?.sampler.end()
             opened.movie.disarmPreRecording()
         }
+        rounds?.cancel()
         gpio.close()
         control?.close()
         live?.close()

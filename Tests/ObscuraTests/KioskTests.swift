@@ -27,6 +27,22 @@ import ObscuraSystem
         return (try Kiosk(configuration: configuration, profile: profile, logger: Logger(label: "kiosk")), folder)
     }
 
+    /// `body` with a started kiosk (`kiosk(…)`'s), shut down after it; then
+    /// waits until the kiosk and its cameras are gone (their threads
+    /// joined), so that nothing of one test runs on into the next.
+    private func with(_ name: String, backID: String = "synthetic:1", segments: Int = 0,
+                      _ body: (Kiosk, String) async throws -> Void) async throws {
+        var (made, folder): (Kiosk?, String) = try kiosk(name, backID: backID, segments: segments)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try await made!.start()
+        try await body(made!, folder)
+        await made!.shutdown()
+        weak var kiosk = made, first = made!.members.first?.service, second = made!.members.last?.service
+        made = nil
+        #expect(await waitUntil(within: .seconds(10)) { kiosk == nil && first == nil && second == nil },
+                "the kiosk or one of its cameras' services lived on after the shutdown")
+    }
+
     private func reply(_ line: String) -> [String: Any] {
         (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] ?? [:]
     }
@@ -38,51 +54,49 @@ import ObscuraSystem
     }
 
     @Test func oneRecordCommandRecordsEveryCameraInItsOwnFilesFromThePress() async throws {
-        let (kiosk, folder) = try kiosk("together")
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        try await kiosk.start()
-        let started = reply(await kiosk.command("record start"))
-        #expect(started["ok"] as? Bool == true, "\(started)")
-        let status = { await kiosk.currentStatus() }
-        var now = await status()
-        for _ in 0..<3000 where (now.cameras ?? []).contains(where: { $0.status.frames < 10 }) {
-            try await Task.sleep(for: .milliseconds(10))
-            now = await status()
+        try await with("together") { kiosk, _ in
+            let started = reply(await kiosk.command("record start"))
+            #expect(started["ok"] as? Bool == true, "\(started)")
+            let status = { await kiosk.currentStatus() }
+            var now = await status()
+            for _ in 0..<3000 where (now.cameras ?? []).contains(where: { $0.status.frames < 10 }) {
+                try await Task.sleep(for: .milliseconds(10))
+                now = await status()
+            }
+            let cameras = try #require(now.cameras)
+            #expect(now.state == "recording" && cameras.map(\.name) == ["front", "back"], "\(now.state) \(cameras.map(\.name))")
+            // Each file begins with the frame its camera had in flight at the
+            // press or the one after (never one from before: no pre-record).
+            let pressed = try #require(now.recordPressed)
+            let zeros = cameras.compactMap(\.status.recordingTimeZero)
+            let intervals = cameras.map { 1 / ($0.status.cameraFrameRate ?? 1) }
+            #expect(zeros.count == 2 && zip(zeros, intervals).allSatisfy { $0 > pressed - $1 }, "press \(pressed), first frames \(zeros)")
+            let skew = try #require(now.startSkewMilliseconds)
+            #expect(abs(skew - abs(zeros[0] - zeros[1]) * 1000) < 0.001)
+            let files = cameras.compactMap(\.status.file)
+            #expect(files.count == 2 && files[0].hasSuffix("-front.mp4") && files[1].hasSuffix("-back.mp4"), "\(files)")
+            // The metrics: every family once, each camera under its label.
+            var m = MetricsText()
+            for c in cameras {
+                m.labels = [("camera", c.name)]
+                c.status.addMetrics(to: &m)
+            }
+            #expect(m.text.components(separatedBy: "# TYPE obscura_frames_total ").count == 2, "\(m.text.prefix(400))")
+            #expect(m.text.contains("obscura_frames_total{camera=\"back\"}"))
+            // One camera alone by name; a name that is not there is said.
+            let unknown = reply(await kiosk.command("camera side record stop"))
+            #expect((unknown["message"] as? String)?.contains("front, back") == true, "\(unknown)")
+            let stopped = reply(await kiosk.command("camera back record stop"))
+            #expect(stopped["ok"] as? Bool == true, "\(stopped)")
+            #expect((await status()).cameras?.map(\.status.state) == ["recording", "idle"])
+            _ = await kiosk.command("record stop")
+            let finished = (await status()).cameras?.compactMap(\.status.lastRecording) ?? []
+            #expect(finished.count == 2)
+            for (file, camera) in zip(finished, cameras) {
+                let (counted, said) = try frames(file)
+                #expect(counted >= camera.status.frames && counted > 0, "\(file): \(counted) frames, its camera had \(camera.status.frames) when looked at: \(said)")
+            }
         }
-        let cameras = try #require(now.cameras)
-        #expect(now.state == "recording" && cameras.map(\.name) == ["front", "back"], "\(now.state) \(cameras.map(\.name))")
-        // Each file begins with the frame its camera had in flight at the
-        // press or the one after (never one from before: no pre-record).
-        let pressed = try #require(now.recordPressed)
-        let zeros = cameras.compactMap(\.status.recordingTimeZero)
-        let intervals = cameras.map { 1 / ($0.status.cameraFrameRate ?? 1) }
-        #expect(zeros.count == 2 && zip(zeros, intervals).allSatisfy { $0 > pressed - $1 }, "press \(pressed), first frames \(zeros)")
-        let skew = try #require(now.startSkewMilliseconds)
-        #expect(abs(skew - abs(zeros[0] - zeros[1]) * 1000) < 0.001)
-        let files = cameras.compactMap(\.status.file)
-        #expect(files.count == 2 && files[0].hasSuffix("-front.mp4") && files[1].hasSuffix("-back.mp4"), "\(files)")
-        // The metrics: every family once, each camera under its label.
-        var m = MetricsText()
-        for c in cameras {
-            m.labels = [("camera", c.name)]
-            c.status.addMetrics(to: &m)
-        }
-        #expect(m.text.components(separatedBy: "# TYPE obscura_frames_total ").count == 2, "\(m.text.prefix(400))")
-        #expect(m.text.contains("obscura_frames_total{camera=\"back\"}"))
-        // One camera alone by name; a name that is not there is said.
-        let unknown = reply(await kiosk.command("camera side record stop"))
-        #expect((unknown["message"] as? String)?.contains("front, back") == true, "\(unknown)")
-        let stopped = reply(await kiosk.command("camera back record stop"))
-        #expect(stopped["ok"] as? Bool == true, "\(stopped)")
-        #expect((await status()).cameras?.map(\.status.state) == ["recording", "idle"])
-        _ = await kiosk.command("record stop")
-        let finished = (await status()).cameras?.compactMap(\.status.lastRecording) ?? []
-        #expect(finished.count == 2)
-        for (file, camera) in zip(finished, cameras) {
-            let (counted, said) = try frames(file)
-            #expect(counted >= camera.status.frames && counted > 0, "\(file): \(counted) frames, its camera had \(camera.status.frames) when looked at: \(said)")
-        }
-        await kiosk.shutdown()
     }
 
     /// Every camera's segments are cut on one grid: the press that started
@@ -90,59 +104,55 @@ import ObscuraSystem
     /// at the same instants (its first segment short), each at its camera's
     /// first frame from there, whatever the rates.
     @Test func segmentsOfEveryCameraAreCutAtTheSameInstants() async throws {
-        let (kiosk, folder) = try kiosk("segments", segments: 1)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        try await kiosk.start()
-        let status = { await kiosk.currentStatus() }
-        _ = await kiosk.command("camera front record start")
-        var now = await status()
-        for _ in 0..<3000 where (now.cameras?.first?.status.frames ?? 0) < 10 {
-            try await Task.sleep(for: .milliseconds(10))
-            now = await status()
-        }
-        _ = await kiosk.command("camera back record start")
-        for _ in 0..<3000 where (now.cameras ?? []).contains(where: { $0.status.recordings < 1 || $0.status.recordingTimeZero == nil }) {
-            try await Task.sleep(for: .milliseconds(10))
-            now = await status()
-        }
-        let cameras = try #require(now.cameras)
-        let pressed = try #require(now.recordPressed)
-        _ = await kiosk.command("record stop")
-        await kiosk.shutdown()
-        let files = try FileManager.default.contentsOfDirectory(atPath: folder + "/rec")
-        for camera in cameras {
-            let zero = try #require(camera.status.recordingTimeZero)
-            let interval = 1 / (camera.status.cameraFrameRate ?? 1)
-            let first = try #require(files.first { $0.hasSuffix("-\(camera.name)-0001.mp4") }, "\(files)")
-            // Its video frames (the marks' text track may run on past them).
-            let probe = try runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_packets", "-show_entries",
-                                                   "stream=nb_read_packets", "-of", "csv=p=0", folder + "/rec/" + first])
-            let frames = try #require(Int(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(probe.stderr)")
-            // The segment ends at the grid's first instant after its start:
-            // its last frame is the one before, the next file's first the
-            // one at or after it.
-            let grid = pressed + (max(0, zero - pressed).rounded(.down) + 1)
-            let end = zero + Double(frames) * interval
-            #expect(end >= grid - 0.001 && end <= grid + interval + 0.001,
-                    "\(camera.name): begun \(zero - pressed) s after the press, its first segment ends \(end - pressed) s after it (\(frames) frames, every \(interval) s)")
+        try await with("segments", segments: 1) { kiosk, folder in
+            let status = { await kiosk.currentStatus() }
+            _ = await kiosk.command("camera front record start")
+            var now = await status()
+            for _ in 0..<3000 where (now.cameras?.first?.status.frames ?? 0) < 10 {
+                try await Task.sleep(for: .milliseconds(10))
+                now = await status()
+            }
+            _ = await kiosk.command("camera back record start")
+            for _ in 0..<3000 where (now.cameras ?? []).contains(where: { $0.status.recordings < 1 || $0.status.recordingTimeZero == nil }) {
+                try await Task.sleep(for: .milliseconds(10))
+                now = await status()
+            }
+            let cameras = try #require(now.cameras)
+            let pressed = try #require(now.recordPressed)
+            _ = await kiosk.command("record stop")
+            let files = try FileManager.default.contentsOfDirectory(atPath: folder + "/rec")
+            for camera in cameras {
+                let zero = try #require(camera.status.recordingTimeZero)
+                let interval = 1 / (camera.status.cameraFrameRate ?? 1)
+                let first = try #require(files.first { $0.hasSuffix("-\(camera.name)-0001.mp4") }, "\(files)")
+                // Its video frames (the marks' text track may run on past them).
+                let probe = try runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_packets", "-show_entries",
+                                                       "stream=nb_read_packets", "-of", "csv=p=0", folder + "/rec/" + first])
+                let frames = try #require(Int(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(probe.stderr)")
+                // The segment ends at the grid's first instant after its start:
+                // its last frame is the one before, the next file's first the
+                // one at or after it.
+                let grid = pressed + (max(0, zero - pressed).rounded(.down) + 1)
+                let end = zero + Double(frames) * interval
+                #expect(end >= grid - 0.001 && end <= grid + interval + 0.001,
+                        "\(camera.name): begun \(zero - pressed) s after the press, its first segment ends \(end - pressed) s after it (\(frames) frames, every \(interval) s)")
+            }
         }
     }
 
     @Test func aCameraThatIsNotThereLeavesTheOthersRecordingAndSaysWhich() async throws {
-        let (kiosk, folder) = try kiosk("missing", backID: "platform/nowhere Sensor Z")
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        try await kiosk.start()
-        let started = reply(await kiosk.command("record start"))
-        #expect(started["ok"] as? Bool == true, "\(started)")
-        #expect((started["message"] as? String)?.contains("back: not recording") == true, "\(started)")
-        let now = await kiosk.currentStatus()
-        #expect(now.state == "recording")
-        let back = try #require(now.cameras?.last)
-        #expect(back.status.state == "error" && back.status.lastError?.contains("platform/nowhere Sensor Z") == true,
-                "\(back.status.state): \(back.status.lastError ?? "")")
-        _ = await kiosk.command("record stop")
-        #expect((await kiosk.currentStatus()).cameras?.first?.status.lastRecording?.hasSuffix("-front.mp4") == true)
-        await kiosk.shutdown()
+        try await with("missing", backID: "platform/nowhere Sensor Z") { kiosk, _ in
+            let started = reply(await kiosk.command("record start"))
+            #expect(started["ok"] as? Bool == true, "\(started)")
+            #expect((started["message"] as? String)?.contains("back: not recording") == true, "\(started)")
+            let now = await kiosk.currentStatus()
+            #expect(now.state == "recording")
+            let back = try #require(now.cameras?.last)
+            #expect(back.status.state == "error" && back.status.lastError?.contains("platform/nowhere Sensor Z") == true,
+                    "\(back.status.state): \(back.status.lastError ?? "")")
+            _ = await kiosk.command("record stop")
+            #expect((await kiosk.currentStatus()).cameras?.first?.status.lastRecording?.hasSuffix("-front.mp4") == true)
+        }
     }
 
     @Test(arguments: [

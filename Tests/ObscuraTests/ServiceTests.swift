@@ -7,7 +7,7 @@ import TestSupport
 import ObscuraPhoto
 import Logging
 import ObscuraSystem
-import ObscuraFiles
+@testable import ObscuraFiles
 
 @Suite struct DebouncerTests {
     /// A press as a real contact makes it: a burst of 1–6 edges over 0–5 ms
@@ -228,6 +228,18 @@ private func write(_ text: String, _ name: String) -> String {
         #expect(FileManager.default.fileExists(atPath: "\(dir)/clip-10.mp4.partial"))  // never the file being written
         #expect(!FileManager.default.fileExists(atPath: "\(dir)/clip-0.mp4.sha256"))   // its checksum went with it
         #expect(FileManager.default.fileExists(atPath: "\(dir)/clip-9.mp4.sha256"))
+        // Another keeper of the folder (a second camera's) took the oldest
+        // after this one listed it: it counts as freed, and no more goes.
+        for i in 0..<6 {
+            let path = "\(dir)/clip-\(i).mp4"
+            _ = FileManager.default.createFile(atPath: path, contents: Data(count: 100 << 10))
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_000_000 + Double(i) * 60)], ofItemAtPath: path)
+        }
+        let listed = keeper.finished(), used = keeper.usedBytes()
+        try FileManager.default.removeItem(atPath: "\(dir)/clip-0.mp4")
+        let raced = keeper.enforce(protecting: [], listed: listed, used: used)
+        #expect(raced == (1..<6).map { "\(dir)/clip-\($0).mp4" }, "\(raced)")
+        #expect(FileManager.default.fileExists(atPath: "\(dir)/clip-6.mp4"))
         // A free-space minimum no disk meets deletes what it may, never the protected.
         let greedy = StorageKeeper(folder: dir, quotaBytes: 0, minFreeBytes: Int.max)
         greedy.enforce(protecting: ["\(dir)/clip-9.mp4"])

@@ -27,7 +27,7 @@ public actor Kiosk {
     let logger: Logger
     let clock: any WaitingClock
     let notifier = SystemdNotifier()
-    public let members: [Member]
+    public nonisolated let members: [Member]
     let summaries: Mutex<[String: KioskLink.Summary]>
     let flash: Mutex<GPIOFlash?>
     let segmentOrigin: Mutex<UInt64?>
@@ -38,6 +38,8 @@ public actor Kiosk {
     var metrics: MetricsSchedule?
     var flashMode = FlashMode.auto
     var stopping = false
+    /// The housekeeping rounds, ended at the shutdown (see RecorderService's).
+    var rounds: Task<Void, Never>?
     /// The last press of a record button (or record command) that started
     /// the cameras, CLOCK_MONOTONIC ns.
     var pressed: UInt64?
@@ -100,7 +102,7 @@ public actor Kiosk {
         show()
         notifier.notify("READY=1\nSTATUS=\(statusLine)")
         logger.notice("ready: \(profile.name), cameras \(members.map(\.name).joined(separator: ", ")), recordings in \(configuration.recordingsFolder), control socket \(configuration.controlSocket)")
-        Task { [weak self] in await self?.housekeeping() }
+        rounds = Task { [weak self] in await self?.housekeeping() }
     }
 
     /// The buttons, LEDs and flash, shared by the cameras.
@@ -142,6 +144,7 @@ public actor Kiosk {
         await withTaskGroup(of: Void.self) { group in
             for member in members { group.addTask { await member.service.shutdown() } }
         }
+        rounds?.cancel()
         gpio.close()
         control?.close()
         logger.notice("stopped")
