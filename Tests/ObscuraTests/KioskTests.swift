@@ -11,11 +11,11 @@ import ObscuraSystem
 /// and the configuration refuses what cannot be.
 @Suite(.serialized) struct KioskTests {
     /// Two test-pattern cameras, `front` and `back` (`back` with `backID`).
-    private func kiosk(_ name: String, backID: String = "synthetic:1", segments: Int = 0) throws -> (Kiosk, folder: String) {
+    private func kiosk(_ name: String, backID: String = "synthetic:1", segments: Int = 0, start: String = "button") throws -> (Kiosk, folder: String) {
         let folder = scratchPath("kiosk", name)
         try? FileManager.default.removeItem(atPath: folder)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let path = try PatternService.writeConfiguration(in: folder, recording: "segment_seconds = \(segments)", tables: """
+        let path = try PatternService.writeConfiguration(in: folder, recording: "segment_seconds = \(segments)\nstart = \"\(start)\"", tables: """
             [cameras.front]
             id = "synthetic"
             [cameras.back]
@@ -30,9 +30,9 @@ import ObscuraSystem
     /// `body` with a started kiosk (`kiosk(…)`'s), shut down after it; then
     /// waits until the kiosk and its cameras are gone (their threads
     /// joined), so that nothing of one test runs on into the next.
-    private func with(_ name: String, backID: String = "synthetic:1", segments: Int = 0,
+    private func with(_ name: String, backID: String = "synthetic:1", segments: Int = 0, start: String = "button",
                       _ body: (Kiosk, String) async throws -> Void) async throws {
-        var (made, folder): (Kiosk?, String) = try kiosk(name, backID: backID, segments: segments)
+        var (made, folder): (Kiosk?, String) = try kiosk(name, backID: backID, segments: segments, start: start)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try await made!.start()
         try await body(made!, folder)
@@ -105,38 +105,51 @@ import ObscuraSystem
     /// first frame from there, whatever the rates.
     @Test func segmentsOfEveryCameraAreCutAtTheSameInstants() async throws {
         try await with("segments", segments: 1) { kiosk, folder in
-            let status = { await kiosk.currentStatus() }
             _ = await kiosk.command("camera front record start")
-            var now = await status()
+            var now = await kiosk.currentStatus()
             for _ in 0..<3000 where (now.cameras?.first?.status.frames ?? 0) < 10 {
                 try await Task.sleep(for: .milliseconds(10))
-                now = await status()
+                now = await kiosk.currentStatus()
             }
             _ = await kiosk.command("camera back record start")
-            for _ in 0..<3000 where (now.cameras ?? []).contains(where: { $0.status.recordings < 1 || $0.status.recordingTimeZero == nil }) {
-                try await Task.sleep(for: .milliseconds(10))
-                now = await status()
-            }
-            let cameras = try #require(now.cameras)
-            let pressed = try #require(now.recordPressed)
-            _ = await kiosk.command("record stop")
-            let files = try FileManager.default.contentsOfDirectory(atPath: folder + "/rec")
-            for camera in cameras {
-                let zero = try #require(camera.status.recordingTimeZero)
-                let interval = 1 / (camera.status.cameraFrameRate ?? 1)
-                let first = try #require(files.first { $0.hasSuffix("-\(camera.name)-0001.mp4") }, "\(files)")
-                // Its video frames (the marks' text track may run on past them).
-                let probe = try runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_packets", "-show_entries",
-                                                       "stream=nb_read_packets", "-of", "csv=p=0", folder + "/rec/" + first])
-                let frames = try #require(Int(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(probe.stderr)")
-                // The segment ends at the grid's first instant after its start:
-                // its last frame is the one before, the next file's first the
-                // one at or after it.
-                let grid = pressed + (max(0, zero - pressed).rounded(.down) + 1)
-                let end = zero + Double(frames) * interval
-                #expect(end >= grid - 0.001 && end <= grid + interval + 0.001,
-                        "\(camera.name): begun \(zero - pressed) s after the press, its first segment ends \(end - pressed) s after it (\(frames) frames, every \(interval) s)")
-            }
+            try await expectSegmentsOnTheGrid(kiosk, folder)
+        }
+    }
+
+    /// Recording from power-on: the grid is the service's start.
+    @Test func camerasRecordingFromPowerOnCutTheirSegmentsTogether() async throws {
+        try await with("power-on", segments: 1, start: "power-on") { kiosk, folder in
+            try await expectSegmentsOnTheGrid(kiosk, folder)
+        }
+    }
+
+    /// Once every camera has finished a segment: each first segment ended
+    /// at the grid's first instant after its start, within its frame interval.
+    private func expectSegmentsOnTheGrid(_ kiosk: Kiosk, _ folder: String) async throws {
+        var now = await kiosk.currentStatus()
+        for _ in 0..<3000 where (now.cameras ?? []).contains(where: { $0.status.recordings < 1 || $0.status.recordingTimeZero == nil }) {
+            try await Task.sleep(for: .milliseconds(10))
+            now = await kiosk.currentStatus()
+        }
+        let cameras = try #require(now.cameras)
+        let pressed = try #require(now.recordPressed)
+        _ = await kiosk.command("record stop")
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder + "/rec")
+        for camera in cameras {
+            let zero = try #require(camera.status.recordingTimeZero)
+            let interval = 1 / (camera.status.cameraFrameRate ?? 1)
+            let first = try #require(files.first { $0.hasSuffix("-\(camera.name)-0001.mp4") }, "\(files)")
+            // Its video frames (the marks' text track may run on past them).
+            let probe = try runProgram("ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_packets", "-show_entries",
+                                                   "stream=nb_read_packets", "-of", "csv=p=0", folder + "/rec/" + first])
+            let frames = try #require(Int(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "\(probe.stderr)")
+            // The segment ends at the grid's first instant after its start:
+            // its last frame is the one before, the next file's first the
+            // one at or after it.
+            let grid = pressed + (max(0, zero - pressed).rounded(.down) + 1)
+            let end = zero + Double(frames) * interval
+            #expect(end >= grid - 0.001 && end <= grid + interval + 0.001,
+                    "\(camera.name): begun \(zero - pressed) s after the press, its first segment ends \(end - pressed) s after it (\(frames) frames, every \(interval) s)")
         }
     }
 

@@ -86,6 +86,11 @@ public actor Kiosk {
     /// Starts the controls, then every camera; returns once all are up (READY sent).
     public func start() async throws {
         startControls()
+        // Recording from power-on: every camera's segments are cut from the start.
+        if configuration.recordingStart == .powerOn {
+            pressed = clock.nanoseconds
+            segmentOrigin.withLock { $0 = pressed }
+        }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for member in members { group.addTask { try await member.service.start() } }
             try await group.waitForAll()
