@@ -5,6 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import ObscuraAccess
+import ObscuraControl
 import ObscuraSystem
 #if canImport(Glibc)
 import Glibc
@@ -40,10 +41,10 @@ public struct ViewServeCommand: ParsableCommand {
         }
         var socket = socket
         if let camera {
-            guard !camera.isEmpty, camera.count <= 32, camera.allSatisfy({ $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "_") }) else {
+            guard CameraName.isValid(camera) else {
                 throw ValidationError("\"\(camera.prefix(40))\" is not a camera's name (a-z, 0-9, _ as its [cameras.NAME] table gives it)")
             }
-            socket = socket.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/") + "/live-\(camera).sock"
+            socket = CameraName.liveSocket(camera, beside: socket)
         }
         do {
             let connection = try Syscalls.socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), what: "AF_UNIX")

@@ -1,3 +1,4 @@
+import ObscuraControl
 import ObscuraMedia
 import ObscuraSystem
 import ObscuraTOML
@@ -31,9 +32,6 @@ public struct CameraConfiguration: Sendable, Equatable {
         self.id = id
     }
 
-    /// The letters a camera's name may have: it goes into file names.
-    static let nameCharacters = Set("abcdefghijklmnopqrstuvwxyz0123456789_")
-
     /// Every `[cameras.NAME]` table of the document, in the file's order.
     static func read(_ reader: TOMLReader, file path: String) throws(ConfigurationError) -> [CameraConfiguration] {
         let names = cameraNames(reader.document)
@@ -43,7 +41,7 @@ public struct CameraConfiguration: Sendable, Equatable {
                 ConfigurationError(file: path, line: reader.document.values[key]?.line ?? line, key: key, message: message)
             }
             let base = "cameras.\(name)"
-            guard !name.isEmpty, name.allSatisfy({ nameCharacters.contains($0) }), name.count <= 32 else {
+            guard CameraName.isValid(name) else {
                 throw fail(base, "\"\(name)\" cannot name a camera: its name goes into file names, so use up to 32 of a-z, 0-9 and _ (e.g. [cameras.door])")
             }
             let id = try reader.require("\(base).id") { k throws(ConfigurationError) in try reader.string(k) }
@@ -95,10 +93,7 @@ extension ServiceConfiguration {
         c.frameRate = camera.frameRate ?? frameRate
         c.bitRate = camera.bitRate ?? bitRate
         c.partialFolder = resolvedPartialFolder + "/" + camera.name
-        if !liveSocket.isEmpty {
-            let folder = liveSocket.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-            c.liveSocket = folder + "/live-\(camera.name).sock"
-        }
+        if !liveSocket.isEmpty { c.liveSocket = CameraName.liveSocket(camera.name, beside: liveSocket) }
         c.metricsFile = ""
         return c
     }

@@ -27,6 +27,8 @@ public actor Kiosk {
     let logger: Logger
     let clock: any WaitingClock
     let notifier = SystemdNotifier()
+    /// The metrics file's writes (never on Swift's pool).
+    let fileWork: ThreadExecutor
     public nonisolated let members: [Member]
     let summaries: Mutex<[String: KioskLink.Summary]>
     let flash: Mutex<GPIOFlash?>
@@ -53,6 +55,7 @@ public actor Kiosk {
         self.profile = profile
         self.logger = logger
         self.clock = clock
+        fileWork = try ThreadExecutor(name: "obscura-kiosk")
         let summaries = Mutex<[String: KioskLink.Summary]>([:])
         let flash = Mutex<GPIOFlash?>(nil), origin = Mutex<UInt64?>(nil)
         let (changes, changed) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))

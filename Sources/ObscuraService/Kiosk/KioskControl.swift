@@ -74,7 +74,7 @@ extension Kiosk {
         }
         let text = m.text
         do {
-            try await Task.detached { try file.write(text) }.value
+            try await Task.detached(executorPreference: fileWork) { try file.write(text) }.value
             if metricsNote != file.path { logger.info("metrics every \(configuration.metricsInterval) s in \(file.path)") }
             metricsNote = file.path
         } catch {
